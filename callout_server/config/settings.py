@@ -1,0 +1,190 @@
+"""Typed process settings: `config.toml` first, then `CALLOUT_*` environment overrides.
+
+`${VAR}` and `${VAR:-default}` in any string of the file are replaced from the
+environment, so no key needs to live in the file. Validated once at start-up.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Literal
+
+import tomli
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+
+from callout_server.config.model import TIERS, LLMConfig, Tier
+
+_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+class ConfigFileError(ValueError):
+    """config.toml is missing, unreadable or invalid; the message names the key."""
+
+
+def interpolate(value: Any, env: dict[str, str] | None = None) -> Any:
+    """Replace `${VAR}` / `${VAR:-default}` in every string, recursively."""
+    env = os.environ if env is None else env  # type: ignore[assignment]
+    if isinstance(value, str):
+        return _ENV_REF.sub(lambda m: env.get(m.group(1), m.group(2) or ""), value)
+    if isinstance(value, dict):
+        return {k: interpolate(v, env) for k, v in value.items()}
+    if isinstance(value, list):
+        return [interpolate(v, env) for v in value]
+    return value
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ServerSettings(_Section):
+    host: str = "127.0.0.1"
+    port: int = 8080
+    locale: Literal["zh", "en"] = "zh"
+    log_level: str = "info"
+
+
+class DatabaseSettings(_Section):
+    url: str = ""  # empty: embedded SQLite file `sqlite_path`
+    sqlite_path: str = "./callout.db"
+    pool_size: int = 10
+
+    @property
+    def effective_url(self) -> str:
+        return self.url or f"sqlite+aiosqlite:///{self.sqlite_path}"
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.effective_url.startswith("sqlite")
+
+
+class RedisSettings(_Section):
+    url: str = ""  # empty: single process, in-process bus
+    channel_prefix: str = "callout"
+    poll_interval_s: float = 3.0
+
+
+class AuthSettings(_Section):
+    admin_user: str = ""
+    admin_password: SecretStr = SecretStr("")
+    admin_token: SecretStr = SecretStr("")
+    service_token: SecretStr = SecretStr("")
+    secret_key: SecretStr = SecretStr("")
+    session_ttl_s: int = 12 * 3600
+    cookie_secure: bool = False
+
+
+class LLMSection(_Section):
+    name: str = ""
+    base_url: str
+    model: str
+    api_key: SecretStr = SecretStr("")
+    api_style: Literal["chat-completions", "responses"] = "chat-completions"
+    timeout_s: float = Field(30.0, gt=0, le=600)
+    max_tokens: int = Field(300, ge=1, le=200_000)
+    temperature: float | None = Field(None, ge=0, le=2)
+    enable_thinking: bool | None = None
+    reasoning_effort: str | None = None
+    extra_params: dict[str, Any] = Field(default_factory=dict)
+    vendor: str | None = None
+
+    def to_config(self, tier: Tier) -> LLMConfig:
+        return LLMConfig(
+            tier=tier,
+            name=self.name or f"{tier}-file",
+            base_url=self.base_url,
+            model=self.model,
+            api_key=self.api_key.get_secret_value(),
+            api_style=self.api_style,
+            timeout_s=self.timeout_s,
+            max_tokens=self.max_tokens,
+            temperature=self.temperature,
+            enable_thinking=self.enable_thinking,
+            reasoning_effort=self.reasoning_effort,
+            extra_params=dict(self.extra_params),
+            vendor=self.vendor,
+            source="file",
+        )
+
+
+class LLMSections(_Section):
+    nlu: LLMSection
+    chat: LLMSection
+    script: LLMSection
+
+
+class ChatSettings(_Section):
+    batch_sentences: int = Field(3, ge=1, le=10)
+    first_clause_min_chars: int = Field(10, ge=1)
+    session_ttl_s: float = Field(1800.0, gt=0)
+    ttft_timeout_s: float = Field(5.0, gt=0)
+    read_timeout_s: float = Field(8.0, gt=0)
+    total_timeout_s: float = Field(60.0, gt=0)
+    timeout_apology: str = "不好意思，我这边刚才没听清，您能再说一遍吗？"
+
+
+class DiagnosticsSettings(_Section):
+    retention_days: int = Field(30, ge=1)
+    queue_size: int = Field(10_000, ge=10)
+    batch_size: int = Field(200, ge=1)
+    flush_interval_s: float = Field(0.5, gt=0)
+
+
+class Settings(_Section):
+    server: ServerSettings = Field(default_factory=ServerSettings)
+    database: DatabaseSettings = Field(default_factory=DatabaseSettings)
+    redis: RedisSettings = Field(default_factory=RedisSettings)
+    auth: AuthSettings = Field(default_factory=AuthSettings)
+    llm: LLMSections
+    chat: ChatSettings = Field(default_factory=ChatSettings)
+    diagnostics: DiagnosticsSettings = Field(default_factory=DiagnosticsSettings)
+
+    @field_validator("llm", mode="before")
+    @classmethod
+    def _tiers_present(cls, v: Any) -> Any:
+        missing = [t for t in TIERS if not isinstance(v, dict) or t not in v]
+        if missing:
+            raise ValueError(f"missing [llm.{missing[0]}] section")
+        return v
+
+    @cached_property
+    def file_llm_configs(self) -> dict[Tier, LLMConfig]:
+        return {t: getattr(self.llm, t).to_config(t) for t in TIERS}
+
+
+# Environment variable -> (section, key). The contract's names; they win over the file.
+ENV_OVERRIDES: dict[str, tuple[str, str]] = {
+    "CALLOUT_DATABASE_URL": ("database", "url"),
+    "CALLOUT_REDIS_URL": ("redis", "url"),
+    "CALLOUT_SECRET_KEY": ("auth", "secret_key"),
+    "CALLOUT_ADMIN_TOKEN": ("auth", "admin_token"),
+    "CALLOUT_SERVICE_TOKEN": ("auth", "service_token"),
+    "CALLOUT_ADMIN_USER": ("auth", "admin_user"),
+    "CALLOUT_ADMIN_PASSWORD": ("auth", "admin_password"),
+    "CALLOUT_LOCALE": ("server", "locale"),
+    "CALLOUT_SQLITE_PATH": ("database", "sqlite_path"),
+}
+
+
+def load_settings(path: str | os.PathLike[str] | None = None,
+                  env: dict[str, str] | None = None) -> Settings:
+    """Read config.toml (`CALLOUT_CONFIG`, default ./config.toml) and apply the environment."""
+    env = dict(os.environ) if env is None else env
+    file = Path(path or env.get("CALLOUT_CONFIG") or "config.toml")
+    try:
+        raw = tomli.loads(file.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise ConfigFileError(f"config file not found: {file}") from exc
+    except tomli.TOMLDecodeError as exc:
+        raise ConfigFileError(f"{file}: invalid TOML: {exc}") from exc
+    data = interpolate(raw, env)
+    for var, (section, key) in ENV_OVERRIDES.items():
+        if env.get(var):
+            data.setdefault(section, {})[key] = env[var]
+    try:
+        return Settings.model_validate(data)
+    except ValueError as exc:
+        raise ConfigFileError(f"{file}: {exc}") from exc
