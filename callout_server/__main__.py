@@ -1,0 +1,3 @@
+from callout_server.cli import main
+
+main()
