@@ -1,0 +1,326 @@
+"""Vendor dialects: who is at the other end of a base URL, and how it likes its requests.
+
+A vendor is data. Each `Dialect` row says how to recognise the vendor (host patterns, port,
+URL fragments), how its thinking is switched off and on (dotted body paths and values), where
+`reasoning_effort` goes and which values it accepts, which budget key it reads, where
+chain-of-thought comes back, and which body keys it refuses. Adding a vendor is a row in
+`_ROWS`; the few rules data cannot express live in `thinking.py`, keyed by `Dialect.control`.
+
+Resolution order (docs/spec vendors.md, "Recommended resolution order"):
+  1. an explicit `LLMConfig.vendor` naming a row wins;
+  2. the normalised host (lower-case, no trailing `/`), then port / URL fragments, in row order;
+  3. anything else is a self-hosted OpenAI-compatible server (`selfhosted`), whose thinking
+     switch is chosen by model family (`MODEL_FAMILIES`) as a `chat_template_kwargs` key.
+
+Facts here come from vendors.md (sources there); vendors change, so keep them as rows.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from types import MappingProxyType
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from callout_server.config.model import LLMConfig
+
+# How a dialect's thinking is controlled; `thinking.py` holds one small function per value.
+#   none          no known request switch (Anthropic compat, Hugging Face router)
+#   switch        fixed body settings from `thinking_off` / `thinking_on`
+#   chat_template self-hosted: `chat_template_kwargs.<key>`, key chosen by model family
+#   openai        OpenAI/Azure: `reasoning_effort` for reasoning models only (OPENAI_MODELS)
+Control = Literal["none", "switch", "chat_template", "openai"]
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """One value to place in the request body at a dotted path (`"thinking.type"`)."""
+
+    path: str
+    value: Any
+
+
+@dataclass(frozen=True, slots=True)
+class Dialect:
+    name: str
+    # Detection. `hosts` are fnmatch patterns on the lower-cased host; an empty row is never
+    # detected, only chosen by an explicit `LLMConfig.vendor`.
+    hosts: tuple[str, ...] = ()
+    host_contains: tuple[str, ...] = ()
+    url_contains: tuple[str, ...] = ()
+    ports: tuple[int, ...] = ()
+    # Thinking.
+    control: Control = "switch"
+    thinking_off: Setting | None = None
+    thinking_on: Setting | None = None
+    # What the vendor does when sent nothing, where known (lets us report "suppressed"
+    # honestly when no key was needed).
+    default_thinking: bool | None = None
+    # Send the off switch even for "vendor default" on non-streaming calls (DashScope).
+    off_unless_streaming: bool = False
+    # reasoning_effort: where it goes (None = never sent) and the accepted values
+    # (None = passed through unchecked: the vendor's set is not known to us).
+    effort_path: str | None = "reasoning_effort"
+    effort_values: tuple[str, ...] | None = None
+    # Request shape.
+    budget_key: str = "max_tokens"
+    stream_usage: bool = True  # send stream_options.include_usage when streaming
+    refused_keys: frozenset[str] = frozenset()  # removed even from extra_params
+    # Response shape: message/delta fields carrying chain-of-thought, and whether it may
+    # arrive inline in `content` as <think>…</think>.
+    reasoning_fields: tuple[str, ...] = ("reasoning_content",)
+    inline_think: bool = False
+
+    def matches(self, host: str, port: int | None, url: str) -> bool:
+        return (
+            any(fnmatchcase(host, pattern) for pattern in self.hosts)
+            or any(part in host for part in self.host_contains)
+            or any(part in url for part in self.url_contains)
+            or (port is not None and port in self.ports)
+        )
+
+
+def _thinking_type(**kw: Any) -> Dialect:
+    """`thinking: {"type": "disabled" | "enabled"}`, the DeepSeek/Zhipu/Kimi/Ark switch."""
+    return Dialect(
+        thinking_off=Setting("thinking.type", "disabled"),
+        thinking_on=Setting("thinking.type", "enabled"),
+        **kw,
+    )
+
+
+def _enable_thinking(**kw: Any) -> Dialect:
+    """Top-level `enable_thinking: bool` (DashScope, SiliconFlow)."""
+    return Dialect(
+        thinking_off=Setting("enable_thinking", False),
+        thinking_on=Setting("enable_thinking", True),
+        **kw,
+    )
+
+
+def _self_hosted(name: str, **kw: Any) -> Dialect:
+    # vLLM: `message.reasoning` (renamed from reasoning_content, PR #27752); SGLang and
+    # llama.cpp: `reasoning_content`; without a reasoning parser CoT stays inline in content.
+    return Dialect(
+        name=name,
+        control="chat_template",
+        reasoning_fields=("reasoning", "reasoning_content"),
+        inline_think=True,
+        **kw,
+    )
+
+
+# Keys OpenAI answers with 400 "Unknown parameter" / Azure "Unrecognized request argument".
+# `reasoning` is a real Responses API field, so request_body exempts it for that style.
+_OPENAI_REFUSED = frozenset(
+    {
+        "chat_template_kwargs",
+        "enable_thinking",
+        "thinking",
+        "thinking_budget",
+        "include_reasoning",
+        "separate_reasoning",
+        "reasoning",
+    }
+)
+
+_OPENAI_LIKE: dict[str, Any] = {
+    "control": "openai",
+    "budget_key": "max_completion_tokens",  # max_tokens is refused by o-series / gpt-5.x
+    "refused_keys": _OPENAI_REFUSED,
+    "reasoning_fields": (),  # Chat Completions never returns reasoning text
+}
+
+# Row order is detection order: specific hosts first, heuristics (port, "ollama", "gpustack")
+# after, the generic self-hosted fallback last.
+_ROWS: tuple[Dialect, ...] = (
+    Dialect(name="openai", hosts=("api.openai.com",), **_OPENAI_LIKE),
+    Dialect(name="azure", hosts=("*.openai.azure.com",), **_OPENAI_LIKE),
+    # DeepSeek: effort only in thinking mode; minimal→low, medium/xhigh→high server-side.
+    # chat_template_kwargs dropped (design decision, spec step 4).
+    _thinking_type(
+        name="deepseek",
+        hosts=("api.deepseek.com",),
+        default_thinking=True,  # V4 models think by default
+        effort_values=("minimal", "low", "medium", "high", "xhigh", "max"),
+        refused_keys=frozenset({"chat_template_kwargs"}),
+    ),
+    # DashScope ignores chat_template_kwargs; open-source qwen3-* answer 400 on non-streaming
+    # calls unless enable_thinking=false, so "vendor default" becomes false there.
+    _enable_thinking(
+        name="dashscope",
+        hosts=("dashscope*.aliyuncs.com",),
+        off_unless_streaming=True,
+    ),
+    _enable_thinking(name="siliconflow", hosts=("api.siliconflow.*",)),
+    # Zhipu: default enabled (omitting the key is not off); GLM-Z1 puts <think> in content.
+    _thinking_type(
+        name="zai",
+        hosts=("api.z.ai", "open.bigmodel.cn"),
+        default_thinking=True,
+        inline_think=True,
+    ),
+    _thinking_type(name="kimi", hosts=("api.moonshot.*", "api.kimi.com")),
+    _thinking_type(name="ark", hosts=("*.volces.com",)),
+    Dialect(
+        name="openrouter",
+        hosts=("openrouter.ai",),
+        thinking_off=Setting("reasoning.effort", "none"),
+        thinking_on=Setting("reasoning.enabled", True),
+        effort_path="reasoning.effort",
+        effort_values=("none", "minimal", "low", "medium", "high", "xhigh"),
+        reasoning_fields=("reasoning",),
+    ),
+    # Gemini compat: "none" disables (2.5 Flash); the endpoint rejected "minimal" for
+    # Gemini 3 Flash ("Valid values are: high, low, medium, none").
+    Dialect(
+        name="gemini",
+        hosts=("generativelanguage.googleapis.com",),
+        thinking_off=Setting("reasoning_effort", "none"),
+        default_thinking=True,
+        effort_values=("none", "low", "medium", "high"),
+        reasoning_fields=(),
+    ),
+    # Anthropic compat: extended thinking is off unless requested; reasoning_effort ignored.
+    Dialect(
+        name="anthropic",
+        hosts=("api.anthropic.com",),
+        control="none",
+        default_thinking=False,
+        effort_path=None,
+        reasoning_fields=(),
+    ),
+    # Hugging Face router: the provider behind a model varies, so send only what is configured.
+    Dialect(
+        name="huggingface",
+        hosts=("router.huggingface.co",),
+        control="none",
+        reasoning_fields=("reasoning_content", "reasoning"),
+        inline_think=True,
+    ),
+    # Ollama /v1 reads reasoning_effort only (not `think`), accepts high/medium/low/none and
+    # thinks by default; "enabled" is left implicit because any effort on a non-thinking
+    # model is a 400 ("does not support thinking").
+    Dialect(
+        name="ollama",
+        ports=(11434,),
+        host_contains=("ollama",),
+        thinking_off=Setting("reasoning_effort", "none"),
+        default_thinking=True,
+        effort_values=("none", "low", "medium", "high"),
+        reasoning_fields=("reasoning",),
+        inline_think=True,
+    ),
+    _self_hosted("gpustack", url_contains=("gpustack",)),
+    _self_hosted("vllm"),
+    _self_hosted("sglang"),
+    _self_hosted("llamacpp"),
+    _self_hosted("selfhosted"),  # the fallback for any host not recognised above
+)
+
+DIALECTS: Mapping[str, Dialect] = MappingProxyType({d.name: d for d in _ROWS})
+FALLBACK = DIALECTS["selfhosted"]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelFamily:
+    """Self-hosted model family: which chat-template kwarg switches its thinking."""
+
+    name: str
+    pattern: str  # regex searched in the lower-cased model name
+    template_key: str
+
+
+# First match wins; no match → "enable_thinking" (Qwen3 / GLM convention, the common case).
+MODEL_FAMILIES: tuple[ModelFamily, ...] = (
+    # DeepSeek-V3.1/V3.2 templates read `thinking` (SGLang: "NOTE: not enable_thinking").
+    ModelFamily("deepseek-v3.x", r"deepseek[-_ ]?v3[._-]?[12](?!\d)", "thinking"),
+    ModelFamily("granite", r"granite", "thinking"),  # vLLM reasoning_outputs doc
+    ModelFamily("qwen3", r"qwen3", "enable_thinking"),
+    ModelFamily("glm", r"glm-?[45]", "enable_thinking"),
+)
+DEFAULT_TEMPLATE_KEY = "enable_thinking"
+
+
+def template_key(model: str) -> str:
+    """The `chat_template_kwargs` key that switches thinking for a self-hosted model."""
+    name = model.lower()
+    for family in MODEL_FAMILIES:
+        if re.search(family.pattern, name):
+            return family.template_key
+    return DEFAULT_TEMPLATE_KEY
+
+
+@dataclass(frozen=True, slots=True)
+class OpenAIModel:
+    """An OpenAI model family: is it a reasoning model, and which efforts it accepts."""
+
+    pattern: str  # regex full-matched against the lower-cased model name
+    reasoning: bool
+    efforts: tuple[str, ...] = ()  # accepted values, lowest first
+
+
+# First match wins; unmatched names (gpt-4o, gpt-4.1, Azure deployment aliases) are treated
+# as non-reasoning: reasoning_effort on them is a 400.
+OPENAI_MODELS: tuple[OpenAIModel, ...] = (
+    OpenAIModel(r"gpt-5(\.\d+)?-chat.*", reasoning=False),  # the non-reasoning ChatGPT model
+    OpenAIModel(r"gpt-5(\.\d+)?-pro.*", reasoning=True, efforts=("high",)),
+    OpenAIModel(
+        r"gpt-5\.1-codex-max.*", reasoning=True, efforts=("none", "low", "medium", "high", "xhigh")
+    ),
+    # gpt-5.1+: default none; "minimal" is a 400.
+    OpenAIModel(r"gpt-5\.\d+.*", reasoning=True, efforts=("none", "low", "medium", "high")),
+    OpenAIModel(r"gpt-5.*", reasoning=True, efforts=("minimal", "low", "medium", "high")),
+    OpenAIModel(r"o1-(mini|preview).*", reasoning=True),  # predate reasoning_effort
+    OpenAIModel(r"o\d.*", reasoning=True, efforts=("low", "medium", "high")),
+)
+_NOT_REASONING = OpenAIModel(r".*", reasoning=False)
+
+
+def openai_model(model: str) -> OpenAIModel:
+    # Gateways spell models "openai/gpt-5"; the family is the last path segment.
+    name = model.lower().rsplit("/", 1)[-1].strip()
+    for row in OPENAI_MODELS:
+        if re.fullmatch(row.pattern, name):
+            return row
+    return _NOT_REASONING
+
+
+def _split(base_url: str) -> tuple[str, int | None, str]:
+    """(host, port, normalised URL): lower-cased, trailing `/` stripped, scheme optional."""
+    url = base_url.strip().rstrip("/").lower()
+    parts = urlsplit(url if "://" in url else f"http://{url}")
+    try:
+        port = parts.port
+    except ValueError:  # a malformed port never decides a dialect
+        port = None
+    return parts.hostname or "", port, url
+
+
+def detect_dialect(base_url: str) -> Dialect:
+    """The dialect recognised from a base URL alone (no explicit vendor)."""
+    host, port, url = _split(base_url)
+    for dialect in _ROWS:
+        if dialect.matches(host, port, url):
+            return dialect
+    return FALLBACK
+
+
+def explicit_dialect(vendor: str | None) -> Dialect | None:
+    """The row an explicit `LLMConfig.vendor` names, or None (unset or unknown name)."""
+    if not vendor:
+        return None
+    return DIALECTS.get(vendor.strip().lower())
+
+
+def resolve_dialect(cfg: LLMConfig) -> Dialect:
+    """Explicit `cfg.vendor` first, then detection from `cfg.base_url`.
+
+    An unknown vendor name falls back to detection rather than failing a live call:
+    configuration validation rejects it up front (`DIALECTS` lists the names), and
+    `build_request` records a note when it happens anyway.
+    """
+    return explicit_dialect(cfg.vendor) or detect_dialect(cfg.base_url)
