@@ -1,0 +1,38 @@
+"""Prometheus metrics of this worker (prometheus_client's default registry).
+
+Labels are bounded sets (tier, code, token kind): never a model name, call id or anything
+a client controls, so the series count stays small. No key or prompt ever reaches a label.
+"""
+
+from __future__ import annotations
+
+from prometheus_client import Counter, Gauge, Histogram
+
+from callout_server.calllog.records import CallRecord
+
+_LATENCY_BUCKETS = (0.025, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.5, 5.0, 10.0, 30.0, 60.0)
+
+LLM_REQUESTS = Counter("callout_llm_requests_total", "LLM calls by tier and outcome code",
+                       ["tier", "code"])
+LLM_LATENCY = Histogram("callout_llm_latency_seconds", "LLM call latency", ["tier"],
+                        buckets=_LATENCY_BUCKETS)
+LLM_TTFT = Histogram("callout_llm_ttft_seconds", "Time to first token of streamed calls",
+                     ["tier"], buckets=_LATENCY_BUCKETS)
+LLM_TOKENS = Counter("callout_llm_tokens_total", "Tokens by tier and kind", ["tier", "kind"])
+DIAG_DROPPED = Counter("callout_diagnostics_dropped_total",
+                       "Call-log records dropped because the write queue was full")
+DIAG_QUEUED = Gauge("callout_diagnostics_queue_depth", "Call-log records waiting to be written")
+CONFIG_GENERATION = Gauge("callout_config_generation",
+                          "Model-configuration generation this worker serves")
+
+
+def observe(rec: CallRecord) -> None:
+    LLM_REQUESTS.labels(rec.tier, rec.code).inc()
+    if rec.latency_ms is not None:
+        LLM_LATENCY.labels(rec.tier).observe(rec.latency_ms / 1000)
+    if rec.ttft_ms is not None:
+        LLM_TTFT.labels(rec.tier).observe(rec.ttft_ms / 1000)
+    for kind, value in (("prompt", rec.prompt_tokens), ("completion", rec.completion_tokens),
+                        ("reasoning", rec.reasoning_tokens)):
+        if value:
+            LLM_TOKENS.labels(rec.tier, kind).inc(value)

@@ -1,0 +1,51 @@
+"""Tables of the call log."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import BigInteger, Float, Index, Integer, String, Text
+from sqlalchemy.orm import Mapped, mapped_column
+
+from callout_server.db.base import Base, UTCDateTime
+
+
+class LLMCallLog(Base):
+    __tablename__ = "llm_call_logs"
+
+    # Ids are handed out from blocks reserved in the background (see ids.py), so a
+    # response can name its record before the record is written.
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+    tier: Mapped[str] = mapped_column(String(16), nullable=False)
+    code: Mapped[str] = mapped_column(String(40), nullable=False)
+    config_id: Mapped[int | None] = mapped_column(Integer)
+    model: Mapped[str | None] = mapped_column(String(200))
+    vendor: Mapped[str | None] = mapped_column(String(40))
+    message: Mapped[str | None] = mapped_column(Text)
+    advice: Mapped[str | None] = mapped_column(Text)
+    finish_reason: Mapped[str | None] = mapped_column(String(60))
+    latency_ms: Mapped[float | None] = mapped_column(Float)
+    ttft_ms: Mapped[float | None] = mapped_column(Float)
+    prompt_tokens: Mapped[int | None] = mapped_column(Integer)
+    completion_tokens: Mapped[int | None] = mapped_column(Integer)
+    reasoning_tokens: Mapped[int | None] = mapped_column(Integer)
+    max_tokens: Mapped[int | None] = mapped_column(Integer)
+    status: Mapped[int | None] = mapped_column(Integer)
+    call_id: Mapped[str | None] = mapped_column(String(200))
+    node_id: Mapped[str | None] = mapped_column(String(200))
+
+    __table_args__ = (
+        Index("ix_llm_call_logs_at", "at"),
+        Index("ix_llm_call_logs_tier_code_id", "tier", "code", "id"),
+        Index("ix_llm_call_logs_call_id", "call_id"),
+    )
+
+
+class IdBlock(Base):
+    """One counter row per named sequence; portable to SQLite, unlike a PG sequence."""
+
+    __tablename__ = "id_blocks"
+
+    name: Mapped[str] = mapped_column(String(40), primary_key=True)
+    next_id: Mapped[int] = mapped_column(BigInteger, nullable=False)

@@ -1,0 +1,81 @@
+"""Reads of the call log: filtered keyset pages and windowed summaries."""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from callout_server.calllog.models import LLMCallLog
+
+RECORD_FIELDS = (
+    "id", "at", "tier", "config_id", "model", "vendor", "code", "message", "advice",
+    "finish_reason", "latency_ms", "ttft_ms", "prompt_tokens", "completion_tokens",
+    "reasoning_tokens", "max_tokens", "status", "call_id", "node_id",
+)
+
+
+def record_dict(row: LLMCallLog) -> dict[str, Any]:
+    out = {name: getattr(row, name) for name in RECORD_FIELDS}
+    out["at"] = row.at.isoformat().replace("+00:00", "Z")
+    return out
+
+
+async def list_records(session: AsyncSession, *, limit: int, before_id: int | None = None,
+                       since: datetime | None = None, until: datetime | None = None,
+                       **equals: str | None) -> list[LLMCallLog]:
+    """Newest first; `before_id` continues a page (keyset: no OFFSET scans)."""
+    q = select(LLMCallLog).order_by(LLMCallLog.id.desc()).limit(limit)
+    for column, value in equals.items():
+        if value:
+            q = q.where(getattr(LLMCallLog, column) == value)
+    if before_id is not None:
+        q = q.where(LLMCallLog.id < before_id)
+    if since is not None:
+        q = q.where(LLMCallLog.at >= since)
+    if until is not None:
+        q = q.where(LLMCallLog.at < until)
+    return list((await session.scalars(q)).all())
+
+
+def _percentiles(values: list[float]) -> dict[str, float | None]:
+    if not values:
+        return {"p50": None, "p90": None, "p99": None}
+    if len(values) == 1:
+        return {"p50": values[0], "p90": values[0], "p99": values[0]}
+    cuts = statistics.quantiles(values, n=100, method="inclusive")
+    return {"p50": round(cuts[49], 1), "p90": round(cuts[89], 1), "p99": round(cuts[98], 1)}
+
+
+async def summary(session: AsyncSession, since: datetime) -> dict[str, Any]:
+    """Counts per tier and code, latency and time-to-first-token percentiles per tier."""
+    counts = await session.execute(
+        select(LLMCallLog.tier, LLMCallLog.code, func.count())
+        .where(LLMCallLog.at >= since).group_by(LLMCallLog.tier, LLMCallLog.code)
+    )
+    tiers: dict[str, dict[str, Any]] = {}
+    for tier, code, n in counts:
+        entry = tiers.setdefault(tier, {"count": 0, "codes": {}})
+        entry["count"] += n
+        entry["codes"][code] = n
+    # Percentiles computed here rather than with percentile_cont, so SQLite works too; the
+    # window bounds the rows and only two float columns are read.
+    latency: dict[str, list[float]] = defaultdict(list)
+    ttft: dict[str, list[float]] = defaultdict(list)
+    rows = await session.execute(
+        select(LLMCallLog.tier, LLMCallLog.latency_ms, LLMCallLog.ttft_ms)
+        .where(LLMCallLog.at >= since)
+    )
+    for tier, lat, first in rows:
+        if lat is not None:
+            latency[tier].append(lat)
+        if first is not None:
+            ttft[tier].append(first)
+    for tier, entry in tiers.items():
+        entry["latency_ms"] = _percentiles(sorted(latency[tier]))
+        entry["ttft_ms"] = _percentiles(sorted(ttft[tier]))
+    return tiers

@@ -1,0 +1,1 @@
+"""NLU tier: one strict JSON decision (intent + slots) per call node, inside a deadline."""

@@ -1,0 +1,24 @@
+"""`POST /api/nlu/decide`: the dialer workers' route."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends
+
+from callout_server.api.deps import Principal, get_services, require_service
+from callout_server.services import Services
+from callout_server.tiers.nlu.schemas import DecideRequest, Decision
+
+router = APIRouter(prefix="/api/nlu", tags=["nlu"])
+
+_ERROR = {"description": "model call failed, no fallback_intent: the diagnostic is in the error body"}
+
+
+@router.post("/decide", responses={401: {}, 403: {}, 422: {}, 502: _ERROR, 504: _ERROR})
+async def decide(
+    body: DecideRequest,
+    services: Annotated[Services, Depends(get_services)],
+    _: Annotated[Principal, Depends(require_service)],
+) -> Decision:
+    return await services.nlu.decide(body)

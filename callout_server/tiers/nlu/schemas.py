@@ -1,0 +1,75 @@
+"""Request and answer of `POST /api/nlu/decide` (the contract's shapes)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from callout_server.tiers.overrides import Overrides
+
+SlotType = Literal["string", "number", "integer", "boolean", "enum"]
+_NAME = r"^[A-Za-z0-9_\-.:\u4e00-\u9fff]{1,64}$"
+
+
+class Intent(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(pattern=_NAME)
+    description: str = Field("", max_length=500)
+
+
+class Slot(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(pattern=_NAME)
+    description: str = Field("", max_length=500)
+    type: SlotType = "string"
+    values: list[str] | None = Field(None, max_length=100)
+
+    @model_validator(mode="after")
+    def _enum_needs_values(self) -> Slot:
+        if self.type == "enum" and not self.values:
+            raise ValueError(f"slot {self.name!r}: type enum needs a non-empty `values` list")
+        return self
+
+
+class Turn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    role: Literal["assistant", "user"]
+    content: str = Field(max_length=4000)
+
+
+class DecideRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    call_id: str | None = Field(None, max_length=200)
+    node_id: str | None = Field(None, max_length=200)
+    utterance: str = Field(max_length=4000)
+    context: list[Turn] = Field(default_factory=list, max_length=50)
+    intents: list[Intent] = Field(default_factory=list, max_length=100)
+    slots: list[Slot] = Field(default_factory=list, max_length=50)
+    instructions: str | None = Field(None, max_length=8000)
+    fallback_intent: str | None = None
+    overrides: Overrides = Field(default_factory=Overrides)
+    deadline_ms: int | None = Field(None, ge=50, le=120_000)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> DecideRequest:
+        if not self.intents and not self.slots:
+            raise ValueError("at least one of `intents` / `slots` is required")
+        for kind, items in (("intents", self.intents), ("slots", self.slots)):
+            names = [i.name for i in items]
+            if len(names) != len(set(names)):
+                raise ValueError(f"{kind}: names must be unique")
+        if self.fallback_intent is not None and self.intents and \
+                self.fallback_intent not in {i.name for i in self.intents}:
+            raise ValueError("fallback_intent must be one of the offered intents")
+        return self
+
+
+class Decision(BaseModel):
+    intent: str | None
+    confidence: float | None
+    slots: dict[str, Any]
+    fallback: bool
+    model: str
+    latency_ms: int
+    diagnostic: dict[str, Any] | None

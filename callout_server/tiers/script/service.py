@@ -1,0 +1,149 @@
+"""Script generation, streamed or not, with the same diagnostics as every tier.
+
+Reasoning (when the vendor returns it) is collected apart and stored beside the draft,
+never mixed into the script. A script cut off at max_tokens is reported as such
+(`complete: false`, diagnostic `truncated`), never handed over as if complete.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from callout_server.api.errors import ApiError
+from callout_server.api.sse import sse_event
+from callout_server.calllog.recorder import DiagnosticsRecorder
+from callout_server.calllog.records import CallRecord
+from callout_server.config.model import LLMConfig
+from callout_server.llm.client import LLMClient
+from callout_server.llm.diagnostics import Diagnostic, Locale
+from callout_server.llm.errors import LLMCallError
+from callout_server.llm.events import Finish, ReasoningDelta, TextDelta, Usage
+from callout_server.tiers.script.drafts import DraftStore
+from callout_server.tiers.script.prompt import build_messages
+from callout_server.tiers.script.schemas import GenerateRequest, GenerateResult
+
+TIMEOUT_CODES = frozenset({"timeout", "deadline_exceeded"})
+
+
+class ScriptGenerationFailed(ApiError):
+    def __init__(self, diagnostic: Diagnostic) -> None:
+        super().__init__(diagnostic.message, code=diagnostic.code,
+                         status=504 if diagnostic.code in TIMEOUT_CODES else 502,
+                         diagnostic=diagnostic.to_dict())
+
+
+def _title(req: GenerateRequest) -> str:
+    return req.title or req.brief.strip().splitlines()[0][:60]
+
+
+class ScriptService:
+    def __init__(self, llm: LLMClient, active_config: Callable[[], LLMConfig], drafts: DraftStore,
+                 recorder: DiagnosticsRecorder | None = None, locale: Locale = "zh") -> None:
+        self._llm = llm
+        self._active_config = active_config
+        self.drafts = drafts
+        self._recorder = recorder
+        self._locale = locale
+
+    async def generate(self, req: GenerateRequest, actor: str) -> GenerateResult:
+        cfg = self._active_config()
+        started = time.perf_counter()
+        try:
+            done = await self._llm.complete(cfg, req.overrides.apply(build_messages(req.brief)))
+        except LLMCallError as exc:
+            diagnostic = self._record(cfg, exc.diagnostic, started)
+            raise ScriptGenerationFailed(diagnostic or exc.diagnostic) from exc
+        diagnostic = self._record(cfg, done.diagnostic, started, usage=done.usage.to_dict(),
+                                  finish_reason=done.finish_reason, max_tokens=done.max_tokens)
+        draft_id = await self._save(req, actor, cfg, done.text, done.reasoning,
+                                    complete=diagnostic is None, usage=done.usage.to_dict(),
+                                    model=done.model or cfg.model)
+        return GenerateResult(script=done.text, complete=diagnostic is None,
+                              model=done.model or cfg.model, usage=done.usage.to_dict(),
+                              diagnostic=diagnostic.to_dict() if diagnostic else None,
+                              draft_id=draft_id)
+
+    async def stream(self, req: GenerateRequest, actor: str) -> AsyncIterator[bytes]:
+        """SSE: `text_delta`… then `usage` and exactly one `end`, whatever happens.
+
+        A client disconnect cancels this generator; leaving the `async with` closes the
+        upstream request, so the vendor stops generating.
+        """
+        cfg = self._active_config()
+        started = time.perf_counter()
+        text: list[str] = []
+        reasoning: list[str] = []
+        usage: dict[str, int | None] = Usage().to_dict()
+        finish: Finish | None = None
+        end: dict[str, Any] = {"reason": "completed", "error": None, "diagnostic": None,
+                               "draft_id": None}
+        try:
+            async with self._llm.stream(cfg, req.overrides.apply(build_messages(req.brief))) as st:
+                async for event in st:
+                    if isinstance(event, TextDelta):
+                        text.append(event.text)
+                        yield sse_event("text_delta", {"text": event.text})
+                    elif isinstance(event, ReasoningDelta):
+                        reasoning.append(event.text)
+                    elif isinstance(event, Usage):
+                        usage = event.to_dict()
+                    elif isinstance(event, Finish):
+                        finish = event
+        except LLMCallError as exc:
+            diagnostic = self._record(cfg, exc.diagnostic, started, usage=usage)
+            d = diagnostic or exc.diagnostic
+            end |= {"reason": "timeout" if d.code in TIMEOUT_CODES else "error",
+                    "error": {"code": d.code, "message": d.message}, "diagnostic": d.to_dict()}
+        except BaseException:
+            # Disconnect (cancellation) or a bug: log it, then let it propagate; a
+            # disconnected client cannot receive an `end` anyway.
+            self._record(cfg, Diagnostic.make("cancelled", self._locale), started, usage=usage)
+            raise
+        else:
+            diagnostic = self._record(cfg, finish.diagnostic if finish else None, started,
+                                      usage=usage, finish_reason=finish.reason if finish else None)
+            script = "".join(text)
+            if diagnostic is not None:
+                end |= {"reason": "truncated" if script else "error",
+                        "error": {"code": diagnostic.code, "message": diagnostic.message},
+                        "diagnostic": diagnostic.to_dict()}
+            if script:
+                try:
+                    end["draft_id"] = await self._save(
+                        req, actor, cfg, script, "".join(reasoning),
+                        complete=diagnostic is None, usage=usage, model=cfg.model)
+                except Exception:  # the script was streamed; a failed save must not lose `end`
+                    end["draft_error"] = "the draft could not be saved"
+        yield sse_event("usage", usage)
+        yield sse_event("end", end)
+
+    async def _save(self, req: GenerateRequest, actor: str, cfg: LLMConfig, script: str,
+                    reasoning: str, *, complete: bool, usage: dict[str, int | None],
+                    model: str) -> int | None:
+        if not req.save or not script:
+            return None
+        return await self.drafts.create(
+            title=_title(req), brief=req.brief, script=script, reasoning=reasoning or None,
+            status="complete" if complete else "truncated", model=model, config_id=cfg.id,
+            updated_by=actor, **usage)
+
+    def _record(self, cfg: LLMConfig, diagnostic: Diagnostic | None, started: float,
+                **fields: Any) -> Diagnostic | None:
+        if self._recorder is None:
+            return diagnostic
+        usage = fields.pop("usage", None) or {}
+        rec = CallRecord.from_diagnostic(
+            "script", diagnostic, model=cfg.model, config_id=cfg.id, vendor=cfg.vendor,
+            latency_ms=round((time.perf_counter() - started) * 1000, 1))
+        rec.prompt_tokens = usage.get("prompt_tokens")
+        rec.completion_tokens = usage.get("completion_tokens")
+        rec.reasoning_tokens = usage.get("reasoning_tokens")
+        for key, value in fields.items():
+            if value is not None and getattr(rec, key) is None:
+                setattr(rec, key, value)
+        record_id = self._recorder.record(rec)
+        if diagnostic is None or record_id is None:
+            return diagnostic
+        return diagnostic.with_id(record_id)
