@@ -1,0 +1,73 @@
+"""`/api/auth/*`: console login, logout and identity. Thin: the AuthService does the work.
+
+Login needs a JSON body (FastAPI refuses other content types with 422), so a cross-site HTML
+form cannot log a victim's browser into someone else's session ("login CSRF").
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Request, Response
+from pydantic import BaseModel, Field
+
+from callout_server.api.deps import SESSION_COOKIE, Principal, authenticate, get_services
+from callout_server.services import Services
+
+router = APIRouter(prefix="/api/auth", tags=["auth"])
+
+_ERR = {"model": dict[str, Any]}
+ServicesDep = Annotated[Services, Depends(get_services)]
+
+
+class LoginRequest(BaseModel):
+    username: str = Field(max_length=256)
+    password: str = Field(max_length=4096)
+
+
+class Me(BaseModel):
+    username: str
+    role: str
+    via: str
+    csrf_token: str | None = None  # console sessions: echo in X-CSRF-Token on writes
+    expires_at: datetime | None = None
+
+
+def _set_session_cookie(response: Response, value: str, max_age: int, secure: bool) -> None:
+    # SameSite=Strict: the console is served by this same origin and talks to it with
+    # fetch(), which always counts as same-site, so Strict costs nothing and keeps the
+    # cookie off every cross-site request, top-level navigations included.
+    response.set_cookie(SESSION_COOKIE, value, max_age=max_age, path="/", httponly=True,
+                        samesite="strict", secure=secure)
+
+
+@router.post("/login", status_code=204,
+             responses={401: _ERR, 422: _ERR, 429: _ERR, 503: _ERR})
+async def login(body: LoginRequest, request: Request,
+                services: ServicesDep) -> Response:
+    client = request.client.host if request.client else "unknown"
+    new = await services.auth.login(body.username, body.password, client)
+    response = Response(status_code=204)
+    auth = services.settings.auth
+    _set_session_cookie(response, new.session_id, auth.session_ttl_s, auth.cookie_secure)
+    return response
+
+
+@router.post("/logout", status_code=204, responses={503: _ERR})
+async def logout(request: Request, services: ServicesDep) -> Response:
+    # No CSRF check: the worst a forged logout can do is sign the user out.
+    session_id = request.cookies.get(SESSION_COOKIE)
+    if session_id:
+        await services.auth.logout(session_id)
+    response = Response(status_code=204)
+    _set_session_cookie(response, "", 0, services.settings.auth.cookie_secure)
+    return response
+
+
+@router.get("/me", response_model=Me, responses={401: _ERR, 503: _ERR})
+async def me(request: Request, principal: Annotated[Principal, Depends(authenticate)]) -> Me:
+    session = getattr(request.state, "console_session", None)
+    return Me(username=principal.name, role=principal.role, via=principal.via,
+              csrf_token=session.csrf_token if session else None,
+              expires_at=session.expires_at if session else None)

@@ -1,0 +1,280 @@
+"""AuthService: credentials bootstrap at start, console sessions, the in-memory token table.
+
+    bootstrap()        env credentials upserted, unset ones generated once and printed once
+    tokens             TokenTable held in memory: bearer checks do no I/O (dialer hot path)
+    login / logout     argon2id verification off the event loop; sessions stored as sha256
+    session(raw_id)    one primary-key query; used by admin/console requests only
+
+Errors raised here are the API's (`Unauthorized`, `ServiceUnavailable`, `ApiError` 429), so
+the thin router only forwards them. Secrets (passwords, tokens, session ids) never reach a
+log line; generated ones are written once to stdout, after the transaction that stores their
+hashes has committed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import secrets
+import sys
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, TextIO
+
+from sqlalchemy import delete, func, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from callout_server.api.errors import ApiError, ServiceUnavailable, Unauthorized
+from callout_server.auth.models import ApiToken, ConsoleSession, ConsoleUser
+from callout_server.auth.passwords import hash_password, verify_password, warm_up
+from callout_server.auth.throttle import LoginThrottle
+from callout_server.auth.tokens import (
+    SCOPES,
+    Scope,
+    TokenTable,
+    display_prefix,
+    generate_token,
+    hash_token,
+    token_name,
+)
+from callout_server.config.settings import AuthSettings
+from callout_server.db.base import utcnow
+from callout_server.db.engine import Database
+
+log = logging.getLogger(__name__)
+
+DEFAULT_ADMIN_USER = "admin"
+# One message whichever part was wrong, so the answer does not tell which usernames exist.
+INVALID_CREDENTIALS = "invalid username or password"
+_MAX_FIELD = 256  # longer usernames/session ids are rejected before any hashing or query
+_WEAK_TOKEN_CHARS = 16
+
+
+class TooManyAttempts(ApiError):
+    status, code = 429, "too_many_attempts"
+
+
+@dataclass(frozen=True, slots=True)
+class SessionInfo:
+    username: str
+    role: str
+    csrf_token: str
+    expires_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class NewSession:
+    session_id: str  # the cookie value; only its sha256 is stored
+    info: SessionInfo
+
+
+def _session_key(raw_id: str) -> str:
+    return hashlib.sha256(raw_id.encode("utf-8")).hexdigest()
+
+
+class AuthService:
+    def __init__(self, settings: AuthSettings, db: Database, *,
+                 out: TextIO | None = None,
+                 clock: Callable[[], datetime] = utcnow) -> None:
+        self._settings = settings
+        self._db = db
+        self._out = out  # None: sys.stdout at the time of printing
+        self.clock = clock
+        self.throttle = LoginThrottle()
+        self.session_ttl = timedelta(seconds=settings.session_ttl_s)
+        # Env tokens work from the first instant, even before bootstrap has reached the DB.
+        self.tokens = TokenTable(
+            (token_name(scope), scope, hash_token(tok))
+            for scope in SCOPES if (tok := self._env_token(scope))
+        )
+
+    # ---------------------------------------------------------------- start-up
+
+    async def start(self) -> None:
+        await self.bootstrap()
+        await asyncio.to_thread(warm_up)
+
+    async def bootstrap(self) -> None:
+        """Bring stored credentials in line with the environment; generate what is missing."""
+        admin_tok, service_tok = self._env_token("admin"), self._env_token("service")
+        if admin_tok and admin_tok == service_tok:
+            raise ValueError("CALLOUT_ADMIN_TOKEN and CALLOUT_SERVICE_TOKEN must differ")
+        for scope, tok in (("admin", admin_tok), ("service", service_tok)):
+            if tok and len(tok) < _WEAK_TOKEN_CHARS:
+                log.warning("the %s token from the environment is shorter than %d characters",
+                            scope, _WEAK_TOKEN_CHARS)
+        generated: list[tuple[str, str]] = []
+        # No 503 translation at start-up: a missing table or database must fail loudly.
+        async with self._db.session() as s:
+            generated += await self._bootstrap_user(s)
+            for scope in SCOPES:
+                generated += await self._bootstrap_token(s, scope)
+        await self.reload_tokens()
+        if generated:  # only now: the hashes are committed, so what we print will work
+            self._announce(generated)
+
+    async def reload_tokens(self) -> None:
+        async with self._db.session() as s:
+            rows = (await s.execute(select(ApiToken.name, ApiToken.scope, ApiToken.token_hash))).all()
+        self.tokens = TokenTable((name, scope, digest) for name, scope, digest in rows)
+
+    async def _bootstrap_user(self, s: AsyncSession) -> list[tuple[str, str]]:
+        env_user = self._settings.admin_user.strip()
+        env_password = self._settings.admin_password.get_secret_value()
+        if not env_user and not env_password:
+            if await s.scalar(select(func.count()).select_from(ConsoleUser)):
+                return []
+            return await self._generate_user(s, DEFAULT_ADMIN_USER)
+
+        username = env_user or DEFAULT_ADMIN_USER
+        # The environment now names the console login: a generated bootstrap login retires.
+        await s.execute(delete(ConsoleUser).where(ConsoleUser.source == "generated",
+                                                  ConsoleUser.username != username))
+        row = await s.get(ConsoleUser, username)
+        if not env_password:
+            return [] if row is not None else await self._generate_user(s, username)
+        if row is not None:
+            check = await asyncio.to_thread(verify_password, row.password_hash, env_password)
+            if check.ok:
+                if check.new_hash or row.source != "env":
+                    row.password_hash = check.new_hash or row.password_hash
+                    row.source, row.updated_at = "env", self.clock()
+                return []
+        new_hash = await asyncio.to_thread(hash_password, env_password)
+        now = self.clock()
+        stmt = self._insert(ConsoleUser).values(
+            username=username, password_hash=new_hash, role="admin", source="env",
+            created_at=now, updated_at=now)
+        await s.execute(stmt.on_conflict_do_update(
+            index_elements=["username"],
+            set_={"password_hash": new_hash, "source": "env", "updated_at": now}))
+        if row is not None:  # the password changed: sign that user out everywhere
+            await s.execute(delete(ConsoleSession).where(ConsoleSession.username == username))
+            log.info("console password for the configured admin user was changed from the environment")
+        return []
+
+    async def _generate_user(self, s: AsyncSession, username: str) -> list[tuple[str, str]]:
+        password = secrets.token_urlsafe(18)
+        new_hash = await asyncio.to_thread(hash_password, password)
+        now = self.clock()
+        stmt = (self._insert(ConsoleUser)
+                .values(username=username, password_hash=new_hash, role="admin",
+                        source="generated", created_at=now, updated_at=now)
+                .on_conflict_do_nothing(index_elements=["username"])
+                .returning(ConsoleUser.username))
+        # Another worker starting at the same time may have won: then it prints, not us.
+        if await s.scalar(stmt) is None:
+            return []
+        return [("console login", f"{username} / {password}")]
+
+    async def _bootstrap_token(self, s: AsyncSession, scope: Scope) -> list[tuple[str, str]]:
+        name, env_token, now = token_name(scope), self._env_token(scope), self.clock()
+        if env_token:
+            values = {"scope": scope, "token_hash": hash_token(env_token),
+                      "prefix": display_prefix(env_token), "source": "env"}
+            stmt = self._insert(ApiToken).values(name=name, created_at=now, **values)
+            await s.execute(stmt.on_conflict_do_update(index_elements=["name"], set_=values))
+            return []
+        token = generate_token(scope)
+        stmt = (self._insert(ApiToken)
+                .values(name=name, scope=scope, token_hash=hash_token(token),
+                        prefix=display_prefix(token), source="generated", created_at=now)
+                .on_conflict_do_nothing(index_elements=["name"])
+                .returning(ApiToken.name))
+        if await s.scalar(stmt) is None:
+            return []
+        return [(f"{scope} token", token)]
+
+    def _announce(self, generated: list[tuple[str, str]]) -> None:
+        rule = "=" * 72
+        lines = [rule, " callout-server generated credentials at first start.",
+                 " They are shown ONCE: only their hashes are stored. Keep them now.", ""]
+        lines += [f"   {label:<14} {secret}" for label, secret in generated]
+        lines += ["", " Choose your own with CALLOUT_ADMIN_USER / CALLOUT_ADMIN_PASSWORD /",
+                  " CALLOUT_ADMIN_TOKEN / CALLOUT_SERVICE_TOKEN.", rule]
+        out = self._out or sys.stdout
+        out.write("\n".join(lines) + "\n")
+        out.flush()
+        log.warning("generated credentials (%s) were printed once to stdout",
+                    ", ".join(label for label, _ in generated))
+
+    def _env_token(self, scope: Scope) -> str:
+        secret = self._settings.admin_token if scope == "admin" else self._settings.service_token
+        return secret.get_secret_value().strip()
+
+    def _insert(self, model: type[Any]) -> Any:
+        dialect = postgresql if self._db.engine.dialect.name == "postgresql" else sqlite
+        return dialect.insert(model)
+
+    # ---------------------------------------------------------------- sessions
+
+    async def login(self, username: str, password: str, client: str) -> NewSession:
+        key = self.throttle.key(username, client)
+        wait = self.throttle.retry_after(key)
+        if wait > 0:
+            raise TooManyAttempts("too many failed logins; try again later",
+                                  retry_after_s=int(wait) + 1)
+        row = None
+        if 0 < len(username) <= _MAX_FIELD and len(password) <= 4096:
+            async with self._db_errors(), self._db.session() as s:
+                row = await s.get(ConsoleUser, username)
+        # Unknown users are verified against a dummy hash: same cost, same answer.
+        check = await asyncio.to_thread(verify_password, row.password_hash if row else None,
+                                        password)
+        if row is None or not check.ok:
+            self.throttle.failure(key)
+            raise Unauthorized(INVALID_CREDENTIALS, code="invalid_credentials")
+        self.throttle.success(key)
+
+        session_id, csrf, now = secrets.token_urlsafe(32), secrets.token_urlsafe(32), self.clock()
+        info = SessionInfo(row.username, row.role, csrf, now + self.session_ttl)
+        async with self._db_errors(), self._db.session() as s:
+            if check.new_hash:
+                await s.execute(update(ConsoleUser).where(ConsoleUser.username == row.username)
+                                .values(password_hash=check.new_hash))
+            # Housekeeping rides on logins (rare, indexed): no background task needed.
+            await s.execute(delete(ConsoleSession).where(ConsoleSession.expires_at <= now))
+            s.add(ConsoleSession(id=_session_key(session_id), username=row.username,
+                                 csrf_token=csrf, created_at=now, expires_at=info.expires_at))
+        return NewSession(session_id, info)
+
+    async def session(self, session_id: str) -> SessionInfo | None:
+        """The live session behind a cookie value, or None (unknown, expired, signed out)."""
+        if not session_id or len(session_id) > _MAX_FIELD:
+            return None
+        stmt = (select(ConsoleSession.csrf_token, ConsoleSession.expires_at,
+                       ConsoleUser.username, ConsoleUser.role)
+                .join(ConsoleUser, ConsoleUser.username == ConsoleSession.username)
+                .where(ConsoleSession.id == _session_key(session_id),
+                       ConsoleSession.expires_at > self.clock()))
+        async with self._db_errors(), self._db.session() as s:
+            row = (await s.execute(stmt)).one_or_none()
+        if row is None:
+            return None
+        return SessionInfo(row.username, row.role, row.csrf_token, row.expires_at)
+
+    async def logout(self, session_id: str) -> None:
+        if not session_id or len(session_id) > _MAX_FIELD:
+            return
+        async with self._db_errors(), self._db.session() as s:
+            await s.execute(delete(ConsoleSession)
+                            .where(ConsoleSession.id == _session_key(session_id)))
+
+    @asynccontextmanager
+    async def _db_errors(self) -> AsyncIterator[None]:
+        """A database that cannot be reached is a 503 for the caller, not a 500."""
+        try:
+            yield
+        except (OperationalError, OSError) as exc:
+            raise ServiceUnavailable("the database is unavailable; try again shortly",
+                                     code="database_unavailable") from exc
+        except DBAPIError as exc:
+            if exc.connection_invalidated:
+                raise ServiceUnavailable("the database is unavailable; try again shortly",
+                                         code="database_unavailable") from exc
+            raise
