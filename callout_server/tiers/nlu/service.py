@@ -92,9 +92,9 @@ class NluService:
 
     def _read(self, req: DecideRequest, completion: Completion) -> tuple[str | None, float | None, dict[str, Any]]:
         try:
-            answer = extract_json_object(completion.text)
+            answer = extract_json_object(completion.text, finish_reason=completion.finish_reason)
         except JSONExtractionError as exc:
-            if completion.finish_reason == "length":
+            if exc.reason == "truncated" and completion.finish_reason == "length":
                 raise _Failure(completion.diagnostic or Diagnostic.make(
                     "truncated", self._locale, max_tokens=completion.max_tokens,
                     finish_reason="length"), retryable=False) from exc

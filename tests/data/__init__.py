@@ -1,0 +1,1 @@
+"""Test data sets shared by tests and benchmarks."""
