@@ -37,7 +37,7 @@ import asyncio
 import json
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -93,6 +93,12 @@ class FunctionOutput:
 
 
 Item = UserMessage | AssistantMessage | FunctionCall | FunctionOutput
+_PUBLIC_TYPE: dict[type, str] = {
+    UserMessage: "user",
+    AssistantMessage: "assistant",
+    FunctionCall: "function_call",
+    FunctionOutput: "function_call_output",
+}
 
 
 class ChatHistory:
@@ -157,26 +163,12 @@ class ChatHistory:
         if self._summary:
             out.append({"type": "summary", "text": self._summary})
         for item in self._items:
-            if isinstance(item, UserMessage):
-                out.append(
-                    {"type": "user", "turn_id": item.turn_id, "revision": item.revision,
-                     "text": item.text}
-                )  # fmt: skip
-            elif isinstance(item, AssistantMessage):
-                out.append(
-                    {"type": "assistant", "text": item.text, "interrupted": item.interrupted}
+            entry = {"type": _PUBLIC_TYPE[type(item)], **asdict(item)}
+            if isinstance(item, FunctionCall):
+                entry["status"] = (
+                    "pending" if self._pending.get(item.call_id) is item else "completed"
                 )
-            elif isinstance(item, FunctionCall):
-                status = "pending" if self._pending.get(item.call_id) is item else "completed"
-                out.append(
-                    {"type": "function_call", "call_id": item.call_id, "name": item.name,
-                     "arguments": item.arguments, "status": status}
-                )  # fmt: skip
-            else:
-                out.append(
-                    {"type": "function_call_output", "call_id": item.call_id,
-                     "output": item.output}
-                )  # fmt: skip
+            out.append(entry)
         return out
 
     # -- writing --------------------------------------------------------------------------
@@ -254,11 +246,12 @@ class ChatHistory:
         """Wait for background compactions (tests, orderly shutdown); never raises."""
         while self._tasks:
             await asyncio.wait(set(self._tasks))
+            self._tasks = {task for task in self._tasks if not task.done()}
 
     # -- internals ------------------------------------------------------------------------
 
     def _system_text(self) -> str:
-        parts = [p for p in (self.system_prompt,) if p]
+        parts = [self.system_prompt] if self.system_prompt else []
         if self._summary:
             parts.append(f"{SUMMARY_HEADER}\n{self._summary}")
         return "\n\n".join(parts)
@@ -331,7 +324,8 @@ class ChatHistory:
             messages = _render(snapshot)
             if prior:
                 messages.insert(0, {"role": "system", "content": f"{SUMMARY_HEADER}\n{prior}"})
-            summary = await self._summarise(messages)  # type: ignore[misc]
+            assert self._summarise is not None  # enforced in __init__ for compact_history
+            summary = await self._summarise(messages)
             if gen != self._generation:
                 log.info("discarding stale compaction result")
                 return
@@ -349,7 +343,9 @@ class ChatHistory:
         if gen != self._generation:
             return
         head = self._items[: len(snapshot)]
-        if len(head) != len(snapshot) or any(a is not b for a, b in zip(head, snapshot, strict=True)):
+        if len(head) != len(snapshot) or any(
+            a is not b for a, b in zip(head, snapshot, strict=True)
+        ):
             log.info("history changed under compaction; result discarded")
             return
         rest = self._items[len(snapshot) :]
