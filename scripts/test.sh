@@ -27,10 +27,10 @@ if ! redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1; then
 fi
 redis-cli -h 127.0.0.1 -p 6379 ping
 
-log "chromium for the browser tests"
-if [ ! -x /usr/bin/chromium ]; then
+log "chromium and CJK fonts for the browser tests"
+if [ ! -x /usr/bin/chromium ] || ! dpkg -s fonts-noto-cjk >/dev/null 2>&1; then
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -q && apt-get install -y -q chromium
+  apt-get update -q && apt-get install -y -q chromium fonts-noto-cjk
 fi
 /usr/bin/chromium --version
 

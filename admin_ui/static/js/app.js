@@ -1,0 +1,168 @@
+// Hash router and auth guard. Every route but #/login needs a session (GET /api/auth/me).
+import { get, post, setCsrfToken, onUnauthorized } from "./api.js";
+import { applyStatic, getLang, onLangChange, setLang, t } from "./i18n.js";
+import { h, replace, toast, errorBanner } from "./ui.js";
+import * as login from "./pages/login.js";
+import * as models from "./pages/models.js";
+import * as diagnostics from "./pages/diagnostics.js";
+import * as playground from "./pages/playground.js";
+
+const DEFAULT_ROUTE = "/ai/models";
+const ROUTES = {
+  "/login": { page: login, title: "login_title", public: true },
+  "/ai/models": { page: models, title: "nav_models" },
+  "/ai/diagnostics": { page: diagnostics, title: "nav_diagnostics" },
+  "/ai/playground": { page: playground, title: "nav_playground" },
+};
+
+export const session = { me: null };
+let cleanup = null;
+let navSeq = 0;
+
+export function parseHash(hash = location.hash) {
+  const raw = hash.replace(/^#/, "") || "/";
+  const q = raw.indexOf("?");
+  const path = (q < 0 ? raw : raw.slice(0, q)).replace(/\/+$/, "") || "/";
+  return { path, query: new URLSearchParams(q < 0 ? "" : raw.slice(q + 1)) };
+}
+
+export function navigate(path, { replace: rep = false } = {}) {
+  const target = `#${path}`;
+  if (location.hash === target) { render(); return; }
+  if (rep) location.replace(target); else location.hash = target;
+}
+
+/** Rewrite the hash's query without a navigation (filters kept in the URL). */
+export function setQuery(params) {
+  const { path } = parseHash();
+  const u = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== "") u.set(k, v);
+  const s = u.toString();
+  history.replaceState(null, "", `#${path}${s ? `?${s}` : ""}`);
+}
+
+function safeNext(next) {
+  if (!next) return DEFAULT_ROUTE;
+  const { path } = parseHash(`#${next}`);
+  return ROUTES[path] && !ROUTES[path].public ? next : DEFAULT_ROUTE;
+}
+
+function goLogin(fromPath) {
+  const next = fromPath && fromPath !== "/login" ? `?next=${encodeURIComponent(fromPath)}` : "";
+  navigate(`/login${next}`, { replace: true });
+}
+
+async function loadMe() {
+  try {
+    const me = await get("/api/auth/me", { quiet401: true });
+    if (!me || typeof me !== "object" || !me.username) return null;
+    session.me = me;
+    setCsrfToken(me.csrf_token || me.csrf || null);
+    return me;
+  } catch (e) {
+    if (e && [401, 403, 404].includes(e.status)) return null;
+    throw e;
+  }
+}
+
+function updateShell(path) {
+  const app = document.getElementById("app");
+  app.dataset.auth = session.me ? "in" : "out";
+  const chip = document.getElementById("user-chip");
+  const logout = document.getElementById("logout-btn");
+  chip.hidden = logout.hidden = !session.me;
+  if (session.me) {
+    replace(chip, h("span", { class: "user-name" }, session.me.username),
+      session.me.role ? h("span", { class: "user-role" }, session.me.role) : null);
+  }
+  document.querySelectorAll(".sidebar a[data-route]").forEach((a) => {
+    if (a.dataset.route === path) a.setAttribute("aria-current", "page");
+    else a.removeAttribute("aria-current");
+  });
+  document.getElementById("lang-toggle").textContent = t("lang_other");
+}
+
+function focusPage(main, title) {
+  const target = main.querySelector("[data-autofocus]") || main.querySelector("h1") || main;
+  if (!target.hasAttribute("tabindex") && !/^(INPUT|SELECT|TEXTAREA|BUTTON|A)$/.test(target.tagName)) {
+    target.setAttribute("tabindex", "-1");
+  }
+  target.focus({ preventScroll: false });
+  const announcer = document.getElementById("route-announcer");
+  if (announcer) announcer.textContent = title;
+}
+
+export async function render() {
+  const seq = ++navSeq;
+  const { path, query } = parseHash();
+  if (path === "/") { navigate(DEFAULT_ROUTE, { replace: true }); return; }
+  if (cleanup) { try { cleanup(); } catch { /* ignore */ } cleanup = null; }
+  const main = document.getElementById("main");
+  const route = ROUTES[path];
+  if (!route || !route.public) {
+    if (!session.me) {
+      try {
+        const me = await loadMe();
+        if (seq !== navSeq) return;
+        if (!me) { goLogin(route ? `${path}${query.toString() ? `?${query}` : ""}` : null); return; }
+      } catch (e) {
+        if (seq !== navSeq) return;
+        updateShell(path);
+        replace(main, errorBanner(e), h("button", { type: "button", class: "btn", onclick: () => render() }, t("retry")));
+        return;
+      }
+    }
+  }
+  updateShell(path);
+  const title = t(route ? route.title : "page_not_found");
+  document.title = `${title} · ${t("app_title")}`;
+  replace(main);
+  if (!route) {
+    main.append(h("h1", { class: "page-title", tabindex: "-1" }, t("page_not_found")),
+      h("p", {}, t("page_not_found_body")), h("a", { href: `#${DEFAULT_ROUTE}` }, t("back_home")));
+    focusPage(main, title);
+    return;
+  }
+  const ctx = {
+    query, session, navigate, setQuery,
+    next: safeNext(query.get("next")),
+    onLogin: async () => { await loadMe(); navigate(safeNext(query.get("next")), { replace: true }); },
+  };
+  try {
+    const result = route.page.render(main, ctx);
+    if (typeof result === "function") cleanup = result;
+  } catch (e) {
+    replace(main, errorBanner(e));
+  }
+  focusPage(main, title);
+}
+
+async function logout() {
+  try { await post("/api/auth/logout"); } catch { /* the session is dropped client-side anyway */ }
+  session.me = null;
+  setCsrfToken(null);
+  toast(t("logged_out"));
+  navigate("/login", { replace: true });
+}
+
+function boot() {
+  applyStatic();
+  document.getElementById("lang-toggle").addEventListener("click", () => {
+    setLang(getLang() === "zh" ? "en" : "zh");
+  });
+  onLangChange(() => { applyStatic(); render(); });
+  document.getElementById("logout-btn").addEventListener("click", logout);
+  onUnauthorized(() => {
+    if (!session.me) return;
+    session.me = null;
+    setCsrfToken(null);
+    toast(t("session_expired"), "error");
+    const { path, query } = parseHash();
+    goLogin(`${path}${query.toString() ? `?${query}` : ""}`);
+  });
+  window.addEventListener("hashchange", render);
+  render();
+}
+
+if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", boot);
+else boot();

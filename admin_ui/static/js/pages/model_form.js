@@ -1,0 +1,180 @@
+// Create / edit dialog for one model configuration. The key is write-only: only
+// `api_key_masked` is ever shown; untouched means "keep" (no `api_key` sent).
+import { get, post, put } from "../api.js";
+import { t, tierLabel } from "../i18n.js";
+import { h, field, nextId, replace, setBusy, errorBanner } from "../ui.js";
+
+export const TIERS = ["nlu", "chat", "script"];
+export const VENDORS = ["openai", "azure", "deepseek", "dashscope", "siliconflow", "zai", "kimi", "ark",
+  "openrouter", "gemini", "anthropic", "ollama", "huggingface", "vllm", "sglang", "gpustack", "llamacpp"];
+const EFFORTS = ["none", "minimal", "low", "medium", "high"];
+
+function thinkingValue(v) { return v === true ? "true" : v === false ? "false" : ""; }
+
+/** Opens the editor. config = null creates. Resolves with the saved config, or null. */
+export function openEditor({ config = null, tier = "nlu" } = {}) {
+  return new Promise((resolve) => {
+    const opener = document.activeElement;
+    const titleId = nextId("editor");
+    const body = h("div", { class: "dialog-body" });
+    const dlg = h("dialog", { class: "dialog dialog-wide", "aria-labelledby": titleId });
+    let result = null;
+    dlg.addEventListener("close", () => {
+      dlg.remove();
+      if (opener && opener.isConnected) opener.focus();
+      resolve(result);
+    });
+    const done = (saved) => { result = saved; dlg.close(); };
+    dlg.append(h("div", { class: "dialog-head" },
+      h("h2", { id: titleId }, config ? `${t("edit_config")} · ${config.name}` : t("new_config")),
+      h("button", { type: "button", class: "btn btn-ghost btn-icon", "aria-label": t("close"), onclick: () => dlg.close() }, "×")),
+    body);
+    document.body.appendChild(dlg);
+    buildForm(body, config, tier, done);
+    dlg.showModal();
+    body.querySelector("input[name=name]")?.focus();
+  });
+}
+
+function buildForm(body, config, defaultTier, done) {
+  const c = config || {};
+  const editing = !!config;
+  const f = {};
+  f.tier = field({ label: t("tier"), name: "tier", value: c.tier || defaultTier,
+    options: TIERS.map((x) => ({ value: x, label: tierLabel(x) })) });
+  f.name = field({ label: t("name"), name: "name", value: c.name, required: true, attrs: { maxlength: 100, autocomplete: "off" } });
+  f.base_url = field({ label: t("base_url"), name: "base_url", value: c.base_url, required: true, type: "url",
+    attrs: { placeholder: "https://api.example.com/v1", autocomplete: "off", spellcheck: "false" } });
+  f.model = field({ label: t("model"), name: "model", value: c.model, required: true, attrs: { autocomplete: "off", spellcheck: "false" } });
+  f.vendor = field({ label: t("vendor"), name: "vendor", value: c.vendor || "",
+    options: [{ value: "", label: t("vendor_auto") }, ...VENDORS.map((v) => ({ value: v, label: v }))] });
+  f.api_style = field({ label: t("api_style"), name: "api_style", value: c.api_style || "chat-completions",
+    options: [{ value: "chat-completions", label: "chat-completions (/v1/chat/completions)" },
+      { value: "responses", label: "responses (/v1/responses)" }] });
+  f.timeout_s = field({ label: t("timeout_s"), name: "timeout_s", type: "number", value: c.timeout_s ?? 30,
+    attrs: { min: "0.1", max: "600", step: "0.1", inputmode: "decimal" } });
+  f.max_tokens = field({ label: t("max_tokens"), name: "max_tokens", type: "number", value: c.max_tokens ?? 300,
+    attrs: { min: "1", step: "1", inputmode: "numeric" } });
+  f.temperature = field({ label: t("temperature"), name: "temperature", type: "number", value: c.temperature ?? "",
+    attrs: { min: "0", max: "2", step: "0.05", inputmode: "decimal" } });
+  f.enable_thinking = field({ label: t("enable_thinking"), name: "enable_thinking", value: thinkingValue(c.enable_thinking),
+    options: [{ value: "", label: t("thinking_default") }, { value: "false", label: t("thinking_off") },
+      { value: "true", label: t("thinking_on") }] });
+  f.reasoning_effort = field({ label: t("reasoning_effort"), name: "reasoning_effort", value: c.reasoning_effort || "",
+    options: [{ value: "", label: t("reasoning_default") }, ...EFFORTS.map((v) => ({ value: v, label: v })),
+      ...(c.reasoning_effort && !EFFORTS.includes(c.reasoning_effort) ? [{ value: c.reasoning_effort, label: c.reasoning_effort }] : [])] });
+  f.extra_params = field({ label: t("extra_params"), name: "extra_params", type: "textarea", hint: t("extra_params_hint"),
+    value: JSON.stringify(c.extra_params && typeof c.extra_params === "object" ? c.extra_params : {}, null, 2),
+    attrs: { rows: 4, spellcheck: "false", class: "mono" } });
+
+  // API key: masked display + replace / clear (edit), or a password input (create).
+  let keyMode = editing ? "keep" : "set";
+  const keyInput = field({ label: editing ? t("key_new") : t("api_key"), name: "api_key", type: "password",
+    attrs: { autocomplete: "new-password", spellcheck: "false" } });
+  const keyArea = h("div", { class: "key-area" });
+  f.api_key = { row: keyArea, input: keyInput.input, setError: keyInput.setError };
+  const renderKey = () => {
+    if (!editing) { replace(keyArea, keyInput.row, h("p", { class: "field-hint" }, t("key_hint"))); return; }
+    const maskedId = nextId("masked");
+    const masked = h("output", { id: maskedId, class: "key-masked mono", "data-testid": "api-key-masked" },
+      c.has_api_key === false || !c.api_key_masked ? t("key_none") : c.api_key_masked);
+    const btn = (label, mode, cls = "btn btn-sm") => h("button", { type: "button", class: cls, onclick: () => {
+      keyMode = mode; renderKey(); if (mode === "set") keyInput.input.focus();
+      else keyArea.querySelector("button")?.focus();
+    } }, label);
+    const display = h("div", { class: "field" }, h("span", { class: "label", id: `${maskedId}-l` }, t("api_key")),
+      h("div", { class: "key-row", role: "group", "aria-labelledby": `${maskedId}-l` }, masked,
+        keyMode === "keep" ? [btn(t("key_replace"), "set"), c.has_api_key !== false && c.api_key_masked ? btn(t("key_clear"), "clear", "btn btn-sm btn-danger-outline") : null]
+          : btn(t("key_keep"), "keep")));
+    replace(keyArea, display,
+      keyMode === "set" ? keyInput.row : null,
+      keyMode === "clear" ? h("p", { class: "banner banner-warn", role: "status" }, t("key_will_clear")) : null,
+      keyMode === "keep" ? h("p", { class: "field-hint" }, t("key_hint")) : null);
+  };
+  renderKey();
+
+  const active = editing ? null : h("div", { class: "field field-check" },
+    h("input", { type: "checkbox", id: "new-is-active", name: "is_active" }),
+    h("label", { for: "new-is-active" }, t("is_active")));
+
+  const status = h("div", { class: "form-status", "aria-live": "assertive" });
+  const save = h("button", { type: "submit", class: "btn btn-primary" }, t("save"));
+  const form = h("form", { class: "config-form", novalidate: true },
+    h("div", { class: "grid-2" }, f.name.row, f.tier.row),
+    f.base_url.row,
+    h("div", { class: "grid-2" }, f.model.row, f.vendor.row),
+    keyArea,
+    h("div", { class: "grid-3" }, f.api_style.row, f.timeout_s.row, f.max_tokens.row),
+    h("div", { class: "grid-3" }, f.temperature.row, f.enable_thinking.row, f.reasoning_effort.row),
+    f.extra_params.row, active, status,
+    h("div", { class: "dialog-actions" },
+      h("button", { type: "button", class: "btn", onclick: () => done(null) }, t("cancel")), save));
+
+  const clearErrors = () => { Object.values(f).forEach((x) => x.setError("")); replace(status); };
+  const showErrors = (map) => {
+    let first = null;
+    for (const [name, msg] of Object.entries(map)) {
+      const key = name.split(".")[0];
+      const target = f[key];
+      if (target) { target.setError(msg || t("required")); first = first || target.input; }
+    }
+    const unknown = Object.keys(map).filter((n) => !f[n.split(".")[0]]);
+    status.append(h("div", { class: "banner banner-error", role: "alert" }, t("validation_failed"),
+      unknown.length ? h("ul", {}, unknown.map((n) => h("li", {}, `${n}: ${map[n]}`))) : null));
+    (first || status).focus?.();
+  };
+
+  form.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    clearErrors();
+    const v = (k) => f[k].input.value.trim();
+    const local = {};
+    for (const k of ["name", "base_url", "model"]) if (!v(k)) local[k] = t("required");
+    let extra = {};
+    try {
+      extra = v("extra_params") ? JSON.parse(v("extra_params")) : {};
+      if (!extra || typeof extra !== "object" || Array.isArray(extra)) throw new Error("not an object");
+    } catch { local.extra_params = t("invalid_json"); }
+    if (keyMode === "set" && editing && !keyInput.input.value) local.api_key = t("required");
+    if (Object.keys(local).length) { showErrors(local); return; }
+    const num = (k) => (v(k) === "" ? null : Number(v(k)));
+    const payload = {
+      tier: v("tier"), name: v("name"), base_url: v("base_url"), model: v("model"), api_style: v("api_style"),
+      timeout_s: num("timeout_s"), max_tokens: num("max_tokens") === null ? null : Math.trunc(num("max_tokens")),
+      temperature: num("temperature"),
+      enable_thinking: v("enable_thinking") === "" ? null : v("enable_thinking") === "true",
+      reasoning_effort: v("reasoning_effort") || null, extra_params: extra,
+    };
+    if (v("vendor") || c.vendor) payload.vendor = v("vendor") || null;
+    if (keyMode === "set" && keyInput.input.value) payload.api_key = keyInput.input.value;
+    if (keyMode === "clear") payload.api_key = "";
+    if (!editing) payload.is_active = !!active.querySelector("input").checked;
+    else payload.version = c.version;
+    setBusy(save, true);
+    try {
+      const saved = editing ? await put(`/api/admin/llm-configs/${encodeURIComponent(c.id)}`, payload)
+        : await post("/api/admin/llm-configs", payload);
+      keyInput.input.value = "";
+      done(saved || { ...c, ...payload });
+    } catch (e) {
+      setBusy(save, false);
+      if (e.status === 422) { showErrors(Object.keys(e.fieldMap()).length ? e.fieldMap() : { body: e.message }); return; }
+      if (e.status === 409 && editing) {
+        const reload = h("button", { type: "button", class: "btn btn-sm", onclick: async () => {
+          try {
+            const fresh = await get(`/api/admin/llm-configs/${encodeURIComponent(c.id)}`);
+            replace(body);
+            buildForm(body, fresh, defaultTier, done);
+            body.querySelector("input[name=name]")?.focus();
+          } catch (err) { replace(status, errorBanner(err)); }
+        } }, t("version_conflict_reload"));
+        replace(status, h("div", { class: "banner banner-warn", role: "alert", "data-testid": "version-conflict" },
+          h("p", {}, t("version_conflict")), reload));
+        reload.focus();
+        return;
+      }
+      replace(status, errorBanner(e));
+    }
+  });
+  body.append(form);
+}

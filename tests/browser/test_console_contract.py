@@ -1,0 +1,296 @@
+"""Every console flow, in Chromium, against the contract stand-in (tests/browser/fake_backend.py).
+
+These pin the console's own behaviour (key handling, CSRF, conflicts, streams, paging) and
+run without the backend; test_console.py drives the same pages against the real server.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+from urllib.parse import urlparse
+
+import httpx
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser.conftest import login, shot
+
+KEY = "gpustack_7f3a1234567890f1a2"
+MASKED = "gpustack_7f3a****f1a2"
+
+
+def _api(base: str) -> httpx.Client:
+    """A second operator, logged in over HTTP (for conflicts made behind the page's back)."""
+    c = httpx.Client(base_url=base, timeout=10)
+    assert c.post("/api/auth/login", json={"username": "admin", "password": "admin-pass-123"}).status_code == 204
+    c.headers["X-CSRF-Token"] = c.get("/api/auth/me").json()["csrf_token"]
+    return c
+
+
+def create_config(page: Any, name: str, *, tier: str = "nlu", model: str = "qwen3.5-2b", key: str = KEY) -> None:
+    page.get_by_role("button", name="+ 新建配置").click()
+    dlg = page.locator("dialog[open]")
+    dlg.get_by_label("名称").fill(name)
+    dlg.get_by_label("层级").select_option(tier)
+    dlg.get_by_label("接口地址").fill("http://gpustack.internal/v1")
+    dlg.get_by_label("模型").fill(model)
+    if key:
+        dlg.get_by_label("API Key").fill(key)
+    dlg.get_by_role("button", name="保存").click()
+    page.locator(f"tr:has(th:has-text('{name}'))").wait_for()
+
+
+def row(page: Any, name: str) -> Any:
+    return page.locator(f"tr:has(th .cell-name:text-is('{name}'))")
+
+
+def test_console_headers_and_assets(fake_server: str) -> None:
+    r = httpx.get(f"{fake_server}/admin")
+    assert r.status_code == 200
+    csp = r.headers["content-security-policy"]
+    assert "default-src 'self'" in csp and "script-src 'self'" in csp
+    assert r.headers["x-frame-options"] == "DENY"
+    assert r.headers["referrer-policy"] == "no-referrer"
+    assets = re.findall(r'(?:src|href)="(/admin/static/[^"]+)"', r.text)
+    assert assets and all("?v=" in a for a in assets)
+    for a in assets:
+        assert httpx.get(f"{fake_server}{a}").status_code == 200
+
+
+def test_login_page_accessible_and_guarded(page: Any, fake_server: str) -> None:
+    page.goto(f"{fake_server}/admin#/ai/diagnostics")
+    page.wait_for_url("**#/login?next=%2Fai%2Fdiagnostics")
+    user = page.get_by_label("用户名")
+    assert user.evaluate("el => el === document.activeElement"), "focus starts in the username field"
+    assert page.get_by_label("密码").get_attribute("type") == "password"
+    assert page.locator("nav.sidebar").is_hidden()
+    shot(page, "01-login")
+    # wrong password: an alert, the same text whatever part was wrong
+    user.fill("admin")
+    page.keyboard.press("Tab")
+    page.keyboard.type("nope")
+    page.keyboard.press("Enter")
+    alert = page.locator(".login-form [role=alert]")
+    alert.filter(has_text="用户名或密码错误").wait_for()
+    shot(page, "01-login-error")
+    # keyboard-only login lands on the page asked for
+    page.get_by_label("密码").fill("admin-pass-123")
+    page.keyboard.press("Enter")
+    page.wait_for_url("**#/ai/diagnostics")
+    assert page.locator("h1").evaluate("el => el === document.activeElement"), "focus moves to the page heading"
+    assert page.locator(".sidebar a[aria-current=page]").inner_text() == "诊断记录"
+    # logout drops the session: the guard sends us back
+    page.get_by_role("button", name="退出登录").click()
+    page.wait_for_url("**#/login")
+    page.goto(f"{fake_server}/admin#/ai/models")
+    page.wait_for_url("**#/login?next=%2Fai%2Fmodels")
+    assert not page.errors, page.errors
+
+
+def test_language_toggle_is_remembered(page: Any, fake_server: str) -> None:
+    login(page, fake_server)
+    page.get_by_role("button", name="English").click()
+    page.get_by_role("heading", name="Model configurations").wait_for()
+    page.reload()
+    page.get_by_role("link", name="Diagnostics").wait_for()
+    assert page.evaluate("document.documentElement.lang") == "en"
+    shot(page, "05-models-en")
+    page.get_by_role("button", name="中文").click()
+    page.get_by_role("heading", name="模型配置").wait_for()
+
+
+def test_models_create_edit_keep_key_conflict_validation(page: Any, fake_server: str) -> None:
+    sent: list[tuple[str, str, dict[str, Any], dict[str, str]]] = []
+    page.on("request", lambda r: sent.append((r.method, r.url, json.loads(r.post_data or "null") or {}, r.headers))
+            if "/api/admin/llm-configs" in r.url and r.method in ("POST", "PUT") else None)
+    login(page, fake_server)
+    create_config(page, "qwen-nlu")
+    r = row(page, "qwen-nlu")
+    assert MASKED in r.inner_text() and KEY not in page.content()
+    assert sent[-1][2]["api_key"] == KEY and sent[-1][3].get("x-csrf-token")
+
+    # edit, key untouched: no api_key sent, masked key kept
+    r.get_by_role("button", name="编辑: qwen-nlu").click()
+    dlg = page.locator("dialog[open]")
+    assert dlg.get_by_test_id("api-key-masked").inner_text() == MASKED
+    dlg.get_by_label("max_tokens").fill("400")
+    shot(page, "02-models-edit")
+    dlg.get_by_role("button", name="保存").click()
+    dlg.wait_for(state="detached")
+    method, _, body, _ = sent[-1]
+    assert method == "PUT" and "api_key" not in body and body["version"] == 1 and body["max_tokens"] == 400
+    row(page, "qwen-nlu").filter(has_text="版本 2").wait_for()
+    assert MASKED in row(page, "qwen-nlu").inner_text()
+
+    # validation error next to its field
+    row(page, "qwen-nlu").get_by_role("button", name="编辑: qwen-nlu").click()
+    dlg = page.locator("dialog[open]")
+    dlg.get_by_label("接口地址").fill("ftp://nowhere")
+    dlg.get_by_role("button", name="保存").click()
+    err = dlg.locator(".field[data-field=base_url] .field-error")
+    err.wait_for()
+    assert "http" in err.inner_text()
+    assert dlg.get_by_label("接口地址").get_attribute("aria-invalid") == "true"
+    shot(page, "02-models-validation")
+    dlg.get_by_label("接口地址").fill("http://gpustack.internal/v1")
+
+    # someone else saves first: conflict, reload, save again
+    other = _api(fake_server)
+    cid = other.get("/api/admin/llm-configs").json()["items"][0]["id"]
+    cur = other.get(f"/api/admin/llm-configs/{cid}").json()
+    assert other.put(f"/api/admin/llm-configs/{cid}", json={**cur, "max_tokens": 512}).status_code == 200
+    dlg.get_by_label("max_tokens").fill("256")
+    dlg.get_by_role("button", name="保存").click()
+    conflict = dlg.get_by_test_id("version-conflict")
+    conflict.wait_for()
+    assert "有人在你之前修改" in conflict.inner_text()
+    shot(page, "02-models-conflict")
+    conflict.get_by_role("button", name="重新加载最新版本").click()
+    expect(page.locator("dialog[open] input[name=max_tokens]")).to_have_value("512")
+    page.locator("dialog[open]").get_by_role("button", name="保存").click()
+    page.locator("dialog[open]").wait_for(state="detached")
+    assert sent[-1][2]["version"] == 3
+
+    # replace the key
+    row(page, "qwen-nlu").get_by_role("button", name="编辑: qwen-nlu").click()
+    dlg = page.locator("dialog[open]")
+    dlg.get_by_role("button", name="更换 Key").click()
+    dlg.get_by_label("新的 API Key").fill("sk-newkey-abcdef123456")
+    dlg.get_by_role("button", name="保存").click()
+    dlg.wait_for(state="detached")
+    assert sent[-1][2]["api_key"] == "sk-newkey-abcdef123456"
+    row(page, "qwen-nlu").filter(has_text="sk-newk****3456").wait_for()
+    assert not page.errors, page.errors
+
+
+def test_models_test_connection_history_rollback_activate_delete(page: Any, fake_server: str) -> None:
+    login(page, fake_server)
+    create_config(page, "think-chat", tier="chat", model="qwen-think")
+    r = row(page, "think-chat")
+    r.get_by_role("button", name="测试连接: think-chat").click()
+    result = page.get_by_test_id("test-result")
+    result.get_by_test_id("test-status").wait_for()
+    assert "连接失败" in result.inner_text()
+    assert "调大 max_tokens 或关闭思考模式" in result.inner_text() and "truncated_by_reasoning" in result.inner_text()
+    shot(page, "02-models-test-connection")
+
+    # edit twice, then roll the max_tokens change back
+    other = _api(fake_server)
+    cid = next(c["id"] for c in other.get("/api/admin/llm-configs").json()["items"] if c["name"] == "think-chat")
+    cur = other.get(f"/api/admin/llm-configs/{cid}").json()
+    other.put(f"/api/admin/llm-configs/{cid}", json={**cur, "max_tokens": 64})
+    page.reload()
+    row(page, "think-chat").get_by_role("button", name="修改历史: think-chat").click()
+    revs = page.get_by_test_id("revisions")
+    revs.locator(".revision").first.wait_for()
+    assert "max_tokens" in revs.inner_text() and "64" in revs.inner_text()
+    shot(page, "02-models-history")
+    revs.locator(".revision").first.get_by_role("button", name="回滚此修改").click()
+    page.locator("dialog[open]").get_by_role("button", name="确认").click()
+    page.get_by_text("已回滚").wait_for()
+    assert other.get(f"/api/admin/llm-configs/{cid}").json()["max_tokens"] == 300
+    assert other.get(f"/api/admin/llm-configs/{cid}").json()["has_api_key"] is True
+
+    # activate: the chat tier's active config now comes from the database
+    row(page, "think-chat").get_by_role("button", name="设为生效: think-chat").click()
+    page.locator("dialog[open]").get_by_role("button", name="确认").click()
+    page.get_by_test_id("active-chat").filter(has_text="数据库").wait_for()
+    shot(page, "02-models")
+
+    # delete asks first; cancel keeps it, confirm removes it
+    row(page, "think-chat").get_by_role("button", name="删除: think-chat").click()
+    page.locator("dialog[open]").get_by_role("button", name="取消").click()
+    assert row(page, "think-chat").count() == 1
+    row(page, "think-chat").get_by_role("button", name="删除: think-chat").click()
+    page.locator("dialog[open]").get_by_role("button", name="删除").click()
+    row(page, "think-chat").wait_for(state="detached")
+    assert not page.errors, page.errors
+
+
+def test_diagnostics_truncation_filters_paging(page: Any, fake_server: str) -> None:
+    login(page, fake_server, route="/ai/diagnostics")
+    page.get_by_test_id("diag-summary").locator("svg.chart").first.wait_for()
+    assert page.get_by_test_id("diag-summary").locator(".summary-card").count() == 3
+    table = page.get_by_test_id("diag-table")
+    table.locator("tbody tr").first.wait_for()
+    ids = [int(x) for x in table.locator("tbody tr.diag-row").evaluate_all("rs => rs.map(r => r.dataset.recordId)")]
+    assert ids == sorted(ids, reverse=True), "newest first"
+    trunc = table.locator("tr.row-truncated[data-code=truncated_by_reasoning]").first
+    assert "调大 max_tokens 或关闭思考模式" in trunc.inner_text()
+    trunc.locator("button.link-btn").click()
+    detail = page.get_by_test_id("diag-detail")
+    detail.get_by_test_id("diag-advice").wait_for()
+    text = detail.inner_text()
+    for needle in ("调大 max_tokens 或关闭思考模式", "finish_reason", "length", "max_tokens", "reasoning_tokens", "completion_tokens"):
+        assert needle in text, needle
+    shot(page, "03-diagnostics")
+    # filter by code
+    page.get_by_label("结果码", exact=True).select_option("truncated_by_reasoning")
+    page.get_by_role("button", name="查询").click()
+    expect(table.locator("tbody tr.diag-row:not([data-code=truncated_by_reasoning])")).to_have_count(0)
+    expect(table.locator("tbody tr.diag-row")).not_to_have_count(0)
+    assert "code=truncated_by_reasoning" in page.url
+    # keyset paging
+    page.get_by_role("button", name="重置").click()
+    page.get_by_label("每页", exact=True).select_option("20")
+    page.get_by_role("button", name="查询").click()
+    expect(table.locator("tbody tr.diag-row")).to_have_count(20)
+    page.get_by_role("button", name="加载更早的记录").click()
+    expect(table.locator("tbody tr.diag-row")).to_have_count(40)
+    page.get_by_role("button", name="加载更早的记录").click()
+    page.get_by_role("button", name="加载更早的记录").wait_for(state="hidden")
+    expect(table.locator("tbody tr.diag-row")).to_have_count(42)
+    assert not page.errors, page.errors
+
+
+def test_playground_nlu_chat_cancel_script(page: Any, fake_server: str) -> None:
+    requests: list[str] = []
+    page.on("request", lambda r: requests.append(r.url))
+    login(page, fake_server, route="/ai/playground")
+    page.get_by_role("button", name="识别").click()
+    out = page.get_by_test_id("nlu-json")
+    out.wait_for()
+    assert json.loads(out.inner_text())["intent"] == "agree"
+    assert "往返" in page.get_by_test_id("nlu-latency").inner_text()
+    shot(page, "04-playground-nlu")
+
+    page.get_by_role("tab", name="流式对话").click()
+    page.get_by_role("button", name="开始会话").click()
+    page.get_by_test_id("chat-session").filter(has_text="playground-").wait_for()
+    page.get_by_label("你的消息").fill("宽带还行吧")
+    page.get_by_role("button", name="发送").click()
+    sentences = page.get_by_test_id("sentences").last
+    sentences.locator("li").nth(1).wait_for()
+    page.get_by_test_id("barge-in").click()
+    end = page.get_by_test_id("turn-end").last
+    end.wait_for()
+    assert end.get_attribute("data-reason") == "cancelled"
+    assert 2 <= sentences.locator("li").count() < 6
+    assert sentences.locator("li").first.get_attribute("data-index") == "0"
+    shot(page, "04-playground-chat")
+    # a full second turn completes
+    page.get_by_label("你的消息").fill("好的")
+    page.get_by_role("button", name="发送").click()
+    page.get_by_test_id("turn-end").nth(1).wait_for(timeout=15_000)
+    assert page.get_by_test_id("turn-end").nth(1).get_attribute("data-reason") == "completed"
+
+    page.get_by_role("tab", name="话术生成").click()
+    page.get_by_role("button", name="生成话术").click()
+    page.get_by_test_id("script-progress").filter(has_text="完成").wait_for(timeout=15_000)
+    assert "【结束】" in page.get_by_test_id("script-output").inner_text()
+    shot(page, "04-playground-script")
+    origin = urlparse(fake_server).netloc
+    assert all(urlparse(u).netloc == origin for u in requests if u.startswith("http")), "nothing leaves the server"
+    assert not page.errors, page.errors
+
+
+@pytest.mark.parametrize("route", ["/ai/models", "/ai/diagnostics", "/ai/playground"])
+def test_fits_a_1024_wide_laptop(page: Any, fake_server: str, route: str) -> None:
+    page.set_viewport_size({"width": 1024, "height": 720})
+    login(page, fake_server, route=route)
+    page.wait_for_timeout(400)
+    overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    assert overflow <= 0, f"{route} scrolls sideways by {overflow}px at 1024 wide"
+    shot(page, f"06-1024{route.replace('/', '-')}")
