@@ -21,6 +21,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
+from functools import lru_cache
 from types import MappingProxyType
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -245,6 +246,7 @@ MODEL_FAMILIES: tuple[ModelFamily, ...] = (
 DEFAULT_TEMPLATE_KEY = "enable_thinking"
 
 
+@lru_cache(maxsize=512)  # pure and on the hot path: a config has few distinct values
 def template_key(model: str) -> str:
     """The `chat_template_kwargs` key that switches thinking for a self-hosted model."""
     name = model.lower()
@@ -280,6 +282,7 @@ OPENAI_MODELS: tuple[OpenAIModel, ...] = (
 _NOT_REASONING = OpenAIModel(r".*", reasoning=False)
 
 
+@lru_cache(maxsize=512)  # pure and on the hot path: a config has few distinct values
 def openai_model(model: str) -> OpenAIModel:
     # Gateways spell models "openai/gpt-5"; the family is the last path segment.
     name = model.lower().rsplit("/", 1)[-1].strip()
@@ -300,6 +303,7 @@ def _split(base_url: str) -> tuple[str, int | None, str]:
     return parts.hostname or "", port, url
 
 
+@lru_cache(maxsize=512)  # pure and on the hot path: a config has few distinct values
 def detect_dialect(base_url: str) -> Dialect:
     """The dialect recognised from a base URL alone (no explicit vendor)."""
     host, port, url = _split(base_url)

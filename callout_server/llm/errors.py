@@ -15,6 +15,8 @@ from callout_server.llm.diagnostics import Diagnostic
 # Codes worth one retry inside a deadline: the next attempt may well succeed.
 RETRYABLE_CODES = frozenset({"connect_error", "invalid_json"})
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
+# Finish reasons with which a vendor says it gave up for now (DeepSeek, Ollama, Z.AI).
+RETRYABLE_FINISH = frozenset({"insufficient_system_resource", "load", "network_error"})
 
 
 class LLMCallError(Exception):
@@ -32,5 +34,5 @@ class LLMCallError(Exception):
     def retryable(self) -> bool:
         d = self.diagnostic
         if d.code == "upstream_error":
-            return d.status in RETRYABLE_STATUS
+            return d.status in RETRYABLE_STATUS or d.finish_reason in RETRYABLE_FINISH
         return d.code in RETRYABLE_CODES

@@ -1,0 +1,65 @@
+"""The shared LLM client: one OpenAI-compatible client under the NLU, chat and script tiers.
+
+    from callout_server.llm import LLMClient, LLMRequest, LLMCallError
+
+    client = LLMClient()
+    completion = await client.complete(cfg, LLMRequest(messages=[...], json_mode=True))
+    async with client.stream(cfg, req) as stream:
+        async for event in stream:  # TextDelta | ReasoningDelta | ToolCall | Usage | Finish
+            ...
+
+Everything importable from here is the package's public surface (`tests/test_llm_exports.py`
+pins it); other modules are internal to the package.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from callout_server.config.model import LLMConfig
+from callout_server.llm.client import Completion, LLMClient
+from callout_server.llm.diagnostics import Diagnostic
+from callout_server.llm.errors import LLMCallError
+from callout_server.llm.events import Event, Finish, ReasoningDelta, TextDelta, ToolCall, Usage
+from callout_server.llm.request import LLMRequest
+from callout_server.llm.stream import LLMStream
+
+if TYPE_CHECKING:
+    from callout_server.llm.json_extract import JSONExtractionError, extract_json_object
+
+# json_extract is a colleague's module on a different import path (NLU only); loading it
+# lazily keeps `import callout_server.llm` cheap and independent of it.
+_LAZY = {
+    "extract_json_object": "callout_server.llm.json_extract",
+    "JSONExtractionError": "callout_server.llm.json_extract",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+__all__ = [
+    "Completion",
+    "Diagnostic",
+    "Event",
+    "Finish",
+    "JSONExtractionError",
+    "LLMCallError",
+    "LLMClient",
+    "LLMConfig",
+    "LLMRequest",
+    "LLMStream",
+    "ReasoningDelta",
+    "TextDelta",
+    "ToolCall",
+    "Usage",
+    "extract_json_object",
+]

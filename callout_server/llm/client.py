@@ -1,0 +1,229 @@
+"""The one OpenAI-compatible client every tier shares.
+
+    client = LLMClient()                               # once per process
+    completion = await client.complete(cfg, req)       # NLU, scripts: one JSON answer
+    async with client.stream(cfg, req) as stream:      # chat: events as they arrive
+        async for event in stream: ...
+
+Exceptions (errors.py): every failure is an `LLMCallError` carrying a Diagnostic —
+    timeout          no (complete) answer within the call's time limits
+    connect_error    the server could not be reached
+    upstream_error   HTTP error status (with `status` and the vendor's own message), an
+                     in-band error object/event, a malformed body or chunk, a disconnect
+    truncated_by_reasoning / truncated / empty_output
+                     the call finished but left no usable answer (classify.py)
+httpx and aiohttp exceptions are translated once (transport.py) and chained with `from`.
+
+The API key lives only in the Authorization header of the outgoing request; details that
+leave the client pass through `scrub()`, and no repr here shows headers or configuration.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Literal
+
+import httpx
+import orjson
+
+from callout_server.config.model import LLMConfig
+from callout_server.llm.adapters import InBandError, make_adapter
+from callout_server.llm.classify import classify, usable
+from callout_server.llm.diagnostics import Diagnostic
+from callout_server.llm.errors import LLMCallError
+from callout_server.llm.events import Event, ReasoningDelta, TextDelta, ToolCall, Usage
+from callout_server.llm.request import LLMRequest
+from callout_server.llm.request_body import build_request
+from callout_server.llm.stream import LLMStream
+from callout_server.llm.transport import (
+    CONNECT_TIMEOUT_S,
+    TRANSPORT_ERRORS,
+    call_error,
+    make_http_client,
+    request_headers,
+    status_error,
+    transport_error,
+)
+
+log = logging.getLogger(__name__)
+
+# Longest silence tolerated inside a stream (and before its first token when no separate
+# time-to-first-token limit is given). Tiers pass tighter values for live calls.
+READ_TIMEOUT_S = 15.0
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """A non-streamed answer. `text` is the answer only: reasoning is never part of it."""
+
+    text: str
+    reasoning: str
+    tool_calls: list[ToolCall]
+    usage: Usage
+    finish_reason: str | None
+    latency_ms: float
+    model: str
+    dialect: str
+    thinking: bool | None  # the switch we sent: False = suppressed, None = vendor default
+    max_tokens: int  # the output budget we sent
+    # Set when the answer is usable but suspect, e.g. `truncated` (text cut by the budget).
+    diagnostic: Diagnostic | None = None
+    extra: dict[str, object] = field(default_factory=dict)
+
+
+class LLMClient:
+    """Shared, long-lived: one pooled HTTP client under all tiers. Safe for concurrent use."""
+
+    def __init__(
+        self,
+        *,
+        http: httpx.AsyncClient | None = None,
+        locale: Literal["zh", "en"] = "zh",
+        connect_timeout_s: float = CONNECT_TIMEOUT_S,
+        read_timeout_s: float = READ_TIMEOUT_S,
+    ) -> None:
+        self._http = http if http is not None else make_http_client()
+        self._owns_http = http is None
+        self.locale: Literal["zh", "en"] = locale
+        self.connect_timeout_s = connect_timeout_s
+        self.read_timeout_s = read_timeout_s
+
+    def __repr__(self) -> str:
+        return f"LLMClient(locale={self.locale!r})"
+
+    async def aclose(self) -> None:
+        if self._owns_http:
+            await self._http.aclose()
+
+    async def __aenter__(self) -> LLMClient:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    # -- non-streamed ----------------------------------------------------------------------
+
+    async def complete(self, cfg: LLMConfig, req: LLMRequest) -> Completion:
+        """One answer. Raises LLMCallError when there is none (see module docstring)."""
+        built = build_request(cfg, req, stream=False)
+        total = req.timeout_s or cfg.timeout_s
+        key, locale = cfg.api_key, self.locale
+        numbers = {"max_tokens": built.max_tokens}
+        start = time.perf_counter()
+        try:
+            async with asyncio.timeout(total):
+                response = await self._http.post(
+                    built.url,
+                    content=orjson.dumps(built.body),
+                    headers=request_headers(key, stream=False),
+                    timeout=httpx.Timeout(total, connect=min(self.connect_timeout_s, total)),
+                )
+        except TimeoutError as exc:  # before TRANSPORT_ERRORS: TimeoutError is an OSError
+            detail = f"no complete response within {total:g}s"
+            raise call_error("timeout", locale, key, detail=detail, **numbers) from exc
+        except TRANSPORT_ERRORS as exc:
+            raise transport_error(exc, locale, key, **numbers) from exc
+        latency_ms = (time.perf_counter() - start) * 1000.0
+        status = response.status_code
+        if status >= 400:
+            raise status_error(status, response.content, locale, key, **numbers)
+
+        adapter = make_adapter(cfg.api_style, cfg.model)
+        try:
+            obj = orjson.loads(response.content)
+            if not isinstance(obj, dict):
+                raise orjson.JSONDecodeError("not a JSON object", "", 0)
+            events = adapter.parse(obj)
+        except orjson.JSONDecodeError as exc:
+            detail = f"malformed response body ({len(response.content)} bytes, not a JSON object)"
+            raise call_error("upstream_error", locale, key, status=status, detail=detail) from exc
+        except InBandError as exc:
+            raise call_error(
+                "upstream_error", locale, key, status=status, detail=exc.detail, **numbers
+            ) from exc
+
+        text, reasoning, tools, usage = _collect(events)
+        diagnostic = classify(
+            text=text,
+            reasoning_seen=bool(reasoning.strip()),
+            tool_calls=len(tools),
+            finish_reason=adapter.finish_reason,
+            usage=usage,
+            max_tokens=built.max_tokens,
+            locale=locale,
+        )
+        if not usable(diagnostic, text=text, tool_calls=len(tools)):
+            assert diagnostic is not None
+            raise LLMCallError(diagnostic)
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug(
+                "llm complete",
+                extra={
+                    "model": cfg.model,
+                    "latency_ms": latency_ms,
+                    "finish": adapter.finish_reason,
+                },
+            )
+        return Completion(
+            text=text,
+            reasoning=reasoning,
+            tool_calls=tools,
+            usage=usage or Usage(),
+            finish_reason=adapter.finish_reason,
+            latency_ms=latency_ms,
+            model=cfg.model,
+            dialect=built.dialect,
+            thinking=built.thinking,
+            max_tokens=built.max_tokens,
+            diagnostic=diagnostic,
+            extra=adapter.extra,
+        )
+
+    # -- streamed --------------------------------------------------------------------------
+
+    def stream(
+        self,
+        cfg: LLMConfig,
+        req: LLMRequest,
+        *,
+        ttft_timeout_s: float | None = None,
+        read_timeout_s: float | None = None,
+    ) -> LLMStream:
+        """Events as they arrive; the request is sent on first iteration (or `async with`).
+
+        `ttft_timeout_s`: longest wait for the first token (text, reasoning or tool call),
+        default `read_timeout_s`; `read_timeout_s`: longest gap between data events once
+        tokens flow (keep-alive comments do not count); the total limit is
+        `req.timeout_s or cfg.timeout_s`.
+        """
+        read = read_timeout_s if read_timeout_s is not None else self.read_timeout_s
+        return LLMStream(
+            http=self._http,
+            cfg=cfg,
+            built=build_request(cfg, req, stream=True),
+            locale=self.locale,
+            total_timeout_s=req.timeout_s or cfg.timeout_s,
+            ttft_timeout_s=ttft_timeout_s if ttft_timeout_s is not None else read,
+            read_timeout_s=read,
+            connect_timeout_s=self.connect_timeout_s,
+        )
+
+
+def _collect(events: list[Event]) -> tuple[str, str, list[ToolCall], Usage | None]:
+    text: list[str] = []
+    reasoning: list[str] = []
+    tools: list[ToolCall] = []
+    usage: Usage | None = None
+    for event in events:
+        if isinstance(event, TextDelta):
+            text.append(event.text)
+        elif isinstance(event, ReasoningDelta):
+            reasoning.append(event.text)
+        elif isinstance(event, ToolCall):
+            tools.append(event)
+        elif isinstance(event, Usage):
+            usage = event
+    return "".join(text), "\n".join(reasoning), tools, usage

@@ -1,0 +1,346 @@
+"""LLMStream: one streamed model call, owning its timeouts and its cancellation.
+
+    async with client.stream(cfg, req) as stream:
+        async for event in stream:        # TextDelta | ReasoningDelta | ToolCall | Usage | Finish
+            ...
+
+A stream either ends with exactly one `Finish` (carrying a diagnostic when no usable answer
+came, or the answer was cut), or raises `LLMCallError` (transport failure, HTTP error, timeout,
+malformed chunk, disconnect, in-band vendor error) and yields nothing more.
+
+Time limits, all measured on the loop clock from the moment the request is sent:
+  total      the whole call (`req.timeout_s or cfg.timeout_s`);
+  ttft       until the first token (text, reasoning or tool call; role-only chunks and
+             keep-alives do not count);
+  read       between data events once tokens flow. `: keep-alive` comments are bytes, so
+             the transport's own read timeout never fires on them; this one does.
+
+`aclose()` (or leaving `async with`, or cancelling the consuming task) closes the HTTP
+response at once: the socket is dropped, so the server sees the disconnect and stops
+generating (barge-in). Observable state for the diagnostics recorder: `ttft_ms`,
+`latency_ms`, `usage`, `finish_reason`, `diagnostic`, `text`, `reasoning`, `tool_calls`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+import httpx
+import orjson
+
+from callout_server.llm.adapters import InBandError, make_adapter
+from callout_server.llm.classify import classify
+from callout_server.llm.diagnostics import Diagnostic, Locale
+from callout_server.llm.errors import LLMCallError
+from callout_server.llm.events import Event, Finish, ReasoningDelta, TextDelta, ToolCall, Usage
+from callout_server.llm.sse import SSEEvent, SSEParser
+from callout_server.llm.transport import (
+    TRANSPORT_ERRORS,
+    call_error,
+    request_headers,
+    status_error,
+    transport_error,
+)
+
+if TYPE_CHECKING:
+    from callout_server.config.model import LLMConfig
+    from callout_server.llm.request_body import BuiltRequest
+
+_ERROR_BODY_LIMIT = 64 * 1024
+
+
+class LLMStream:
+    """Async iterator and async context manager over one streamed call's events."""
+
+    def __init__(
+        self,
+        *,
+        http: httpx.AsyncClient,
+        cfg: LLMConfig,
+        built: BuiltRequest,
+        locale: Locale,
+        total_timeout_s: float,
+        ttft_timeout_s: float,
+        read_timeout_s: float,
+        connect_timeout_s: float,
+    ) -> None:
+        self._http = http
+        self._url = built.url
+        self._body = built.body
+        self._key = cfg.api_key  # used for the header and for scrubbing; never shown
+        self._locale = locale
+        self._total_s = total_timeout_s
+        self._ttft_s = ttft_timeout_s
+        self._read_s = read_timeout_s
+        self._connect_s = min(connect_timeout_s, total_timeout_s)
+        self._ends_on_finish = cfg.api_style == "responses"  # no [DONE] in that style
+        self._adapter = make_adapter(cfg.api_style, cfg.model)
+        self._parser = SSEParser()
+        self._queue: deque[Event] = deque()
+        self._response: httpx.Response | None = None
+        self._chunks: AsyncIterator[bytes] | None = None
+        self._t0 = 0.0  # loop clock at send
+        self._perf0 = 0.0
+        self._last_data = 0.0
+        self._done = False  # no more events will be produced
+        self._closed = False
+        self._text: list[str] = []
+        self._reasoning: list[str] = []
+        self.model = cfg.model
+        self.dialect = built.dialect
+        self.thinking = built.thinking
+        self.max_tokens = built.max_tokens
+        self.ttft_ms: float | None = None
+        self.latency_ms: float | None = None
+        self.usage: Usage | None = None
+        self.finish_reason: str | None = None
+        self.diagnostic: Diagnostic | None = None
+        self.tool_calls: list[ToolCall] = []
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else "done" if self._done else "open"
+        return f"<LLMStream model={self.model!r} dialect={self.dialect!r} {state}>"
+
+    @property
+    def text(self) -> str:
+        """The answer text so far (reasoning excluded)."""
+        return "".join(self._text)
+
+    @property
+    def reasoning(self) -> str:
+        return "".join(self._reasoning)
+
+    @property
+    def keepalives(self) -> int:
+        """Comment lines (keep-alives) the server sent: a trickle with no data is a stall."""
+        return self._parser.comments
+
+    # -- protocol --------------------------------------------------------------------------
+
+    async def __aenter__(self) -> LLMStream:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    def __aiter__(self) -> LLMStream:
+        return self
+
+    async def __anext__(self) -> Event:
+        if self._queue:
+            return self._queue.popleft()
+        if self._done:
+            raise StopAsyncIteration
+        try:
+            await self._fill()
+        except LLMCallError as exc:
+            self.diagnostic = exc.diagnostic
+            await self._end()
+            raise
+        except BaseException:  # cancellation (barge-in) or a bug: never leave the socket open
+            await self._end()
+            raise
+        if self._done:
+            await self._release()  # hand the connection back before the caller dawdles
+        if self._queue:
+            return self._queue.popleft()
+        raise StopAsyncIteration
+
+    async def aclose(self) -> None:
+        """Stop now: close the upstream response (the server sees the disconnect)."""
+        if self._closed:
+            return
+        self._closed = True
+        if not self._done and self.diagnostic is None and self._response is not None:
+            self.diagnostic = Diagnostic.make("cancelled", self._locale)
+        self._queue.clear()
+        await self._end()
+
+    # -- internals -------------------------------------------------------------------------
+
+    async def _end(self) -> None:
+        self._done = True
+        if self.latency_ms is None and self._perf0:
+            self.latency_ms = (time.perf_counter() - self._perf0) * 1000.0
+        await self._release()
+
+    async def _release(self) -> None:
+        response, self._response = self._response, None
+        self._chunks = None
+        if response is not None and not response.is_closed:
+            try:
+                await response.aclose()
+            except TRANSPORT_ERRORS:
+                pass  # closing a broken connection: nothing left to tell anyone
+
+    def _fail(self, code: str, **fields: Any) -> LLMCallError:
+        return call_error(code, self._locale, self._key, max_tokens=self.max_tokens, **fields)
+
+    def _deadline(self) -> tuple[float, str]:
+        total = self._t0 + self._total_s
+        if self.ttft_ms is None:
+            limit, which = self._t0 + self._ttft_s, "ttft"
+        else:
+            limit, which = self._last_data + self._read_s, "read"
+        return (total, "total") if total <= limit else (limit, which)
+
+    def _timed_out(self, which: str) -> LLMCallError:
+        if which == "ttft":
+            detail = f"no token within {self._ttft_s:g}s (time to first token)"
+        elif which == "read":
+            detail = f"stream stalled: no data for {self._read_s:g}s"
+            if self._parser.comments:
+                detail += f" ({self._parser.comments} keep-alive comments only)"
+        else:
+            detail = f"stream not finished within {self._total_s:g}s"
+        return self._fail("timeout", detail=detail)
+
+    async def _open(self) -> None:
+        loop = asyncio.get_running_loop()
+        self._t0 = loop.time()
+        self._perf0 = time.perf_counter()
+        self._last_data = self._t0
+        request = self._http.build_request(
+            "POST",
+            self._url,
+            content=orjson.dumps(self._body),
+            headers=request_headers(self._key, stream=True),
+            # read=None: silence is judged here (keep-alives would reset the transport's).
+            timeout=httpx.Timeout(self._total_s, connect=self._connect_s, read=None),
+        )
+        deadline, which = self._deadline()
+        try:
+            async with asyncio.timeout_at(deadline):
+                response = await self._http.send(request, stream=True)
+                self._response = response
+                if response.status_code >= 400:
+                    body = b""
+                    async for chunk in response.aiter_bytes():
+                        body += chunk
+                        if len(body) >= _ERROR_BODY_LIMIT:
+                            break
+                    raise status_error(
+                        response.status_code,
+                        body,
+                        self._locale,
+                        self._key,
+                        max_tokens=self.max_tokens,
+                    )
+        except TimeoutError as exc:
+            raise self._timed_out(which) from exc
+        except TRANSPORT_ERRORS as exc:
+            raise transport_error(exc, self._locale, self._key, max_tokens=self.max_tokens) from exc
+        self._chunks = response.aiter_bytes()
+
+    async def _fill(self) -> None:
+        if self._chunks is None:
+            await self._open()
+            if self._closed:  # closed by another task while we were connecting
+                self._done = True
+                return
+        chunks = self._chunks
+        assert chunks is not None
+        loop = asyncio.get_running_loop()
+        while not self._queue and not self._done:
+            deadline, which = self._deadline()
+            try:
+                async with asyncio.timeout_at(deadline):
+                    chunk = await anext(chunks, None)
+            except TimeoutError as exc:
+                raise self._timed_out(which) from exc
+            except TRANSPORT_ERRORS as exc:
+                if self._closed:  # aclose() from another task broke the read: just stop
+                    self._done = True
+                    return
+                raise transport_error(
+                    exc, self._locale, self._key, max_tokens=self.max_tokens, status=200
+                ) from exc
+            if chunk is None:
+                self._on_eof()
+                return
+            now = loop.time()
+            for event in self._parser.feed(chunk):
+                self._on_sse(event, now)
+                if self._done:
+                    return
+
+    def _on_sse(self, event: SSEEvent, now: float) -> None:
+        if event.is_done:
+            self._finish()
+            return
+        self._last_data = now
+        try:
+            obj = orjson.loads(event.data)
+        except orjson.JSONDecodeError as exc:
+            raise self._malformed(event, str(exc)) from exc
+        if not isinstance(obj, dict):
+            raise self._malformed(event, "not a JSON object")
+        adapter = self._adapter
+        try:
+            events = adapter.feed(obj)
+        except InBandError as exc:
+            raise self._fail("upstream_error", status=200, detail=exc.detail) from exc
+        if self.ttft_ms is None and adapter.saw_output:
+            self.ttft_ms = (time.perf_counter() - self._perf0) * 1000.0
+        for ev in events:
+            self._push(ev)
+        if self._ends_on_finish and adapter.finished:
+            self._finish()
+
+    def _malformed(self, event: SSEEvent, why: str) -> LLMCallError:
+        # The chunk itself is model output (call data): say where and how big, not what.
+        detail = (
+            f"malformed stream chunk #{self._parser.events} "
+            f"({len(event.data)} chars, event {event.event!r}): {why[:80]}"
+        )
+        return self._fail("upstream_error", status=200, detail=detail)
+
+    def _on_eof(self) -> None:
+        for event in self._parser.close():
+            self._on_sse(event, asyncio.get_running_loop().time())
+            if self._done:
+                return
+        if self._adapter.finished:
+            self._finish()  # a finish_reason arrived; only the [DONE] sentinel is missing
+            return
+        raise self._fail(
+            "upstream_error",
+            status=200,
+            detail="connection closed by the server before the stream finished",
+        )
+
+    def _push(self, event: Event) -> None:
+        if isinstance(event, TextDelta):
+            self._text.append(event.text)
+        elif isinstance(event, ReasoningDelta):
+            self._reasoning.append(event.text)
+        elif isinstance(event, ToolCall):
+            self.tool_calls.append(event)
+        elif isinstance(event, Usage):
+            self.usage = event
+        self._queue.append(event)
+
+    def _finish(self) -> None:
+        closing = self._adapter.close()
+        for event in closing[:-1]:
+            self._push(event)
+        last = closing[-1]
+        assert isinstance(last, Finish)
+        self.finish_reason = last.reason
+        text = self.text
+        self.diagnostic = classify(
+            text=text,
+            reasoning_seen=bool(self.reasoning.strip()),
+            tool_calls=len(self.tool_calls),
+            finish_reason=last.reason,
+            usage=self.usage,
+            max_tokens=self.max_tokens,
+            locale=self._locale,
+        )
+        self._queue.append(Finish(last.reason, self.diagnostic, last.extra))
+        self._done = True
+        self.latency_ms = (time.perf_counter() - self._perf0) * 1000.0

@@ -1,0 +1,181 @@
+"""The long-lived pooled HTTP client every tier shares, and translation of its failures.
+
+Why aiohttp underneath httpx: measured on this machine against a trivial local upstream
+(`bench/bench_client.py`), httpx's own pool (httpcore) collapses under concurrency while the
+`httpx-aiohttp` transport keeps an httpx.AsyncClient interface and serves an order of magnitude
+more requests at a fraction of the tail latency. One client per process, created once:
+connection set-up is the expensive part of a sub-second NLU call.
+
+Timeouts passed per request map onto aiohttp as: connect → `sock_connect`, read →
+`sock_read` (time between bytes), pool → aiohttp's `connect` (pool wait + connect). Total
+deadlines, time-to-first-token and stall detection are not transport concerns: the client and
+the stream object enforce them with the event loop's clock.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import orjson
+
+try:  # aiohttp is the transport's dependency; without it we still translate httpx errors.
+    import aiohttp
+except ImportError:  # pragma: no cover
+    aiohttp = None  # type: ignore[assignment]
+
+from httpx_aiohttp import HttpxAiohttpClient
+
+from callout_server.llm.diagnostics import Diagnostic, Locale
+from callout_server.llm.errors import LLMCallError
+
+MAX_CONNECTIONS = 512
+KEEPALIVE_EXPIRY_S = 30.0
+CONNECT_TIMEOUT_S = 5.0
+_DETAIL_LIMIT = 300
+
+
+def make_http_client(
+    *,
+    max_connections: int = MAX_CONNECTIONS,
+    keepalive_expiry: float = KEEPALIVE_EXPIRY_S,
+    connect_timeout: float = CONNECT_TIMEOUT_S,
+) -> httpx.AsyncClient:
+    """The shared pooled client (httpx interface, aiohttp transport). Create once per process."""
+    return HttpxAiohttpClient(
+        limits=httpx.Limits(
+            max_connections=max_connections,
+            max_keepalive_connections=max_connections,
+            keepalive_expiry=keepalive_expiry,
+        ),
+        timeout=httpx.Timeout(None, connect=connect_timeout),
+        follow_redirects=False,
+    )
+
+
+def make_plain_http_client(*, max_connections: int = MAX_CONNECTIONS) -> httpx.AsyncClient:
+    """httpx's default transport, kept for the benchmark's comparison only."""
+    return httpx.AsyncClient(
+        limits=httpx.Limits(
+            max_connections=max_connections, max_keepalive_connections=max_connections
+        ),
+        timeout=httpx.Timeout(None, connect=CONNECT_TIMEOUT_S),
+    )
+
+
+def scrub(text: str, secret: str) -> str:
+    """Remove a secret from text that is about to leave the client (vendors echo keys)."""
+    if secret and secret in text:
+        text = text.replace(secret, "****")
+    return text
+
+
+def vendor_error_message(body: bytes, *, limit: int = _DETAIL_LIMIT) -> str:
+    """The vendor's own words from an error body, never the request.
+
+    Shapes seen: OpenAI `{"error": {"message", "type", "code"}}`, `{"error": "text"}`,
+    DashScope native `{"code", "message"}`, FastAPI/vLLM `{"detail": ...}`, `{"object":
+    "error", "message"}` (older vLLM), and plain text or HTML from proxies.
+    """
+    text = body.decode("utf-8", "replace").strip()
+    try:
+        obj: Any = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return _squash(text)[:limit] or "(empty body)"
+    message: Any = None
+    if isinstance(obj, dict):
+        err = obj.get("error")
+        if isinstance(err, dict):
+            message = err.get("message") or err.get("msg") or err.get("code") or err.get("type")
+        elif err:
+            message = err
+        message = message or obj.get("message") or obj.get("msg") or obj.get("detail")
+    if message is None:
+        return _squash(text)[:limit]
+    if not isinstance(message, str):
+        message = orjson.dumps(message).decode()
+    return _squash(message)[:limit]
+
+
+def _squash(text: str) -> str:
+    return " ".join(text.split())
+
+
+def describe_transport_error(exc: BaseException) -> tuple[str, str]:
+    """(diagnostic code, detail) for an exception raised by the HTTP layer.
+
+    The aiohttp transport maps every `aiohttp.ClientConnectionError` to `httpx.ConnectTimeout`,
+    including a server that hung up or a response we closed ourselves, so the original
+    aiohttp exception (`__cause__`) decides where it is more precise than the httpx type.
+    """
+    cause = exc.__cause__ if isinstance(exc, httpx.HTTPError) else exc
+    name = type(cause or exc).__name__
+    detail = str(exc) or name
+    if aiohttp is not None and isinstance(cause, aiohttp.ClientError):
+        if isinstance(cause, aiohttp.ClientConnectorError | aiohttp.ConnectionTimeoutError):
+            return "connect_error", detail
+        if isinstance(cause, aiohttp.ServerTimeoutError):
+            return "timeout", f"no data for the read timeout ({detail})"
+        if isinstance(cause, aiohttp.ServerDisconnectedError | aiohttp.ClientPayloadError):
+            return "upstream_error", f"connection closed by the server ({detail})"
+        if isinstance(cause, aiohttp.ClientConnectionError):
+            return "upstream_error", f"connection lost ({detail})"
+    if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout | httpx.UnsupportedProtocol):
+        return "connect_error", detail
+    if isinstance(exc, httpx.TimeoutException):
+        return "timeout", detail
+    if isinstance(exc, httpx.ReadError | httpx.RemoteProtocolError | httpx.WriteError):
+        return "upstream_error", f"connection lost ({detail})"
+    if isinstance(exc, httpx.InvalidURL):
+        return "connect_error", detail
+    if isinstance(exc, TimeoutError):
+        return "timeout", detail
+    if isinstance(exc, OSError):
+        return "connect_error", detail
+    return "upstream_error", detail
+
+
+# -- the one translation point: HTTP outcomes → LLMCallError -----------------------------------
+
+
+def request_headers(api_key: str, *, stream: bool) -> dict[str, str]:
+    """Headers for one call. `Authorization` only when a key is set (local servers have none).
+
+    Streams ask for `identity` encoding: a compressed SSE body is buffered by some proxies
+    and servers, which defeats time-to-first-token.
+    """
+    headers = {
+        "content-type": "application/json",
+        "accept": "text/event-stream" if stream else "application/json",
+    }
+    if stream:
+        headers["accept-encoding"] = "identity"
+    if api_key:
+        headers["authorization"] = f"Bearer {api_key}"
+    return headers
+
+
+def call_error(code: str, locale: Locale, secret: str, **fields: Any) -> LLMCallError:
+    """An LLMCallError whose detail has been scrubbed of the key and cut to length."""
+    detail = fields.pop("detail", None)
+    if detail is not None:
+        fields["detail"] = scrub(str(detail), secret)[:_DETAIL_LIMIT]
+    return LLMCallError(Diagnostic.make(code, locale, **fields))
+
+
+def transport_error(exc: BaseException, locale: Locale, secret: str, **fields: Any) -> LLMCallError:
+    code, detail = describe_transport_error(exc)
+    return call_error(code, locale, secret, detail=detail, **fields)
+
+
+def status_error(
+    status: int, body: bytes, locale: Locale, secret: str, **fields: Any
+) -> LLMCallError:
+    detail = vendor_error_message(body) if body else f"HTTP {status}"
+    return call_error("upstream_error", locale, secret, status=status, detail=detail, **fields)
+
+
+# Errors the HTTP layer may raise; everything else is a bug and propagates as such.
+TRANSPORT_ERRORS: tuple[type[BaseException], ...] = (httpx.HTTPError, httpx.InvalidURL, OSError)
+if aiohttp is not None:
+    TRANSPORT_ERRORS += (aiohttp.ClientError,)
