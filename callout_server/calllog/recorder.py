@@ -134,10 +134,11 @@ class DiagnosticsRecorder:
 
     async def _purge_loop(self) -> None:
         while True:
+            # Sleep first: a worker restart is no reason to hit the table at once.
+            await asyncio.sleep(self._purge_interval_s)
             try:
                 purged = await self.purge_expired()
                 if purged:
                     log.info("call log: purged %d records past retention", purged)
             except Exception as exc:
                 log.warning("call log purge failed: %s", type(exc).__name__)
-            await asyncio.sleep(self._purge_interval_s)
