@@ -1,0 +1,86 @@
+"""`/api/chat/sessions/*`: thin routes over `ChatService` (services.chat).
+
+Sessions live in the memory of one worker: route every request of a call to the same worker
+(sticky by `call_id`). Streams are plain `StreamingResponse`s; keep `BaseHTTPMiddleware` off
+these routes (it buffers and breaks cancellation on client disconnect).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Depends, Response
+from fastapi.responses import StreamingResponse
+
+from callout_server.api.deps import Principal, get_services, require_service
+from callout_server.api.sse import SSE_HEADERS
+from callout_server.tiers.chat.schemas import (
+    CancelRequest,
+    SessionCreate,
+    SessionView,
+    ToolOutputRequest,
+    TurnRequest,
+)
+from callout_server.tiers.chat.service import ChatService
+from callout_server.tiers.chat.turn import TurnRun
+
+router = APIRouter(prefix="/api/chat/sessions", tags=["chat"])
+
+_NOT_FOUND: dict[int | str, dict[str, Any]] = {
+    404: {"description": "`session_not_found`: unknown, expired or deleted (or another worker)"}}
+_STREAM: dict[int | str, dict[str, Any]] = {200: {
+    "content": {"text/event-stream": {}},
+    "description": "`sentence` | `text_delta` | `tool_call` ... `usage`, then exactly one `end`",
+}}
+
+
+def get_chat(services: Annotated[Any, Depends(get_services)]) -> ChatService:
+    return services.chat  # type: ignore[no-any-return]
+
+
+Chat = Annotated[ChatService, Depends(get_chat)]
+Caller = Annotated[Principal, Depends(require_service)]
+
+
+def _stream(run: TurnRun) -> StreamingResponse:
+    return StreamingResponse(run.events(), media_type="text/event-stream", headers=SSE_HEADERS)
+
+
+@router.post("", status_code=201,
+             responses={401: {}, 409: {"description": "`session_exists`"}, 422: {}})
+async def create_session(body: SessionCreate, chat: Chat, _: Caller) -> SessionView:
+    return chat.create_session(body)
+
+
+@router.post("/{call_id}/turns", response_class=StreamingResponse,
+             responses={**_STREAM, **_NOT_FOUND, 401: {}, 422: {},
+                        409: {"description": "`stale_revision` / `stale_turn`"}})
+async def post_turn(call_id: str, body: TurnRequest, chat: Chat, _: Caller) -> StreamingResponse:
+    return _stream(chat.start_turn(call_id, body))
+
+
+@router.post("/{call_id}/cancel", status_code=204, responses={**_NOT_FOUND, 401: {}, 422: {}})
+async def cancel(call_id: str, chat: Chat, _: Caller,
+                 body: Annotated[CancelRequest | None, Body()] = None) -> Response:
+    chat.cancel(call_id, body.turn_id if body is not None else None)
+    return Response(status_code=204)
+
+
+@router.post("/{call_id}/tool-outputs", status_code=204, response_model=None,
+             responses={**_STREAM, **_NOT_FOUND, 401: {}, 422: {},
+                        409: {"description": "`unknown_call_id`"}})
+async def tool_output(call_id: str, body: ToolOutputRequest, chat: Chat,
+                      _: Caller) -> Response:
+    run = chat.submit_tool_output(call_id, body)
+    return Response(status_code=204) if run is None else _stream(run)
+
+
+@router.get("/{call_id}", responses={**_NOT_FOUND, 401: {}})
+async def get_session(call_id: str, chat: Chat, _: Caller) -> SessionView:
+    return chat.get_view(call_id)
+
+
+@router.delete("/{call_id}", status_code=204, responses={**_NOT_FOUND, 401: {}})
+async def delete_session(call_id: str, chat: Chat, _: Caller) -> Response:
+    chat.delete_session(call_id)
+    return Response(status_code=204)

@@ -1,0 +1,307 @@
+"""The chat tier: per-call sessions, streamed turns, barge-in, tool outputs, idle expiry.
+
+    chat = ChatService(llm, active_config, settings.chat, recorder, locale)
+    await chat.start()                         # the idle-session sweeper
+    view = chat.create_session(SessionCreate(...))
+    run = chat.start_turn(call_id, TurnRequest(...))     # validation errors raise here
+    async for frame in run.events(): ...                  # SSE bytes, `end` last
+    chat.cancel(call_id, turn_id)                         # barge-in from another request
+    run = chat.submit_tool_output(call_id, ToolOutputRequest(...))   # None unless respond
+    await chat.stop()
+
+Everything here runs on the event loop without blocking: no database on the hot path (the
+model configuration comes from the in-memory `active_config()`, diagnostics go to the
+recorder's queue). Each model call, compaction included, is recorded once.
+
+Turn rules (the contract's, plus what it leaves open):
+- a new `turn_id` supersedes the generation in flight and appends the user message;
+- the same `turn_id` with a higher `revision` supersedes it and replaces that user message
+  in place (never a duplicate); the same or a lower revision is a 409 `stale_revision`;
+  a revision of a turn older than the newest is a 409 `stale_turn`;
+- `cancel` stops the generation in flight (if `turn_id` is given, only that turn's);
+- a tool output with `respond: true` supersedes the generation in flight and starts the
+  continuation of the turn that made the call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from callout_server.calllog.recorder import DiagnosticsRecorder
+from callout_server.calllog.records import CallRecord
+from callout_server.config.model import LLMConfig
+from callout_server.config.settings import ChatSettings
+from callout_server.llm.client import LLMClient
+from callout_server.llm.diagnostics import Diagnostic, Locale
+from callout_server.llm.errors import LLMCallError
+from callout_server.llm.stream import LLMStream
+from callout_server.tiers.chat.compaction import SUMMARY_MAX_TOKENS, summary_messages
+from callout_server.tiers.chat.errors import (
+    SessionExists,
+    SessionNotFound,
+    StaleTurn,
+    UnknownToolCall,
+)
+from callout_server.tiers.chat.history import ChatHistory, Summariser
+from callout_server.tiers.chat.schemas import (
+    SessionCreate,
+    SessionView,
+    ToolOutputRequest,
+    TurnRequest,
+)
+from callout_server.tiers.chat.session import ChatSession
+from callout_server.tiers.chat.turn import TurnRun
+
+log = logging.getLogger(__name__)
+
+STOP_GRACE_S = 2.0  # shutdown: how long to let stopped runs close their upstream requests
+
+
+class ChatService:
+    def __init__(
+        self,
+        llm: LLMClient,
+        active_config: Callable[[], LLMConfig],
+        settings: ChatSettings,
+        recorder: DiagnosticsRecorder | None = None,
+        locale: Locale = "zh",
+    ) -> None:
+        self._llm = llm
+        self._active_config = active_config
+        self.settings = settings
+        self._recorder = recorder
+        self._locale: Locale = locale
+        self.sessions: dict[str, ChatSession] = {}
+        self._sweeper: asyncio.Task[None] | None = None
+        self._stopping: set[TurnRun] = set()  # stopped runs still closing their upstream
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        if self._sweeper is None:
+            self._sweeper = asyncio.create_task(self._sweep_loop(), name="chat-session-sweeper")
+
+    async def stop(self) -> None:
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._sweeper
+            self._sweeper = None
+        for call_id in list(self.sessions):
+            self._drop(call_id)
+        await self.drain(STOP_GRACE_S)
+
+    async def drain(self, timeout_s: float = STOP_GRACE_S) -> None:
+        """Wait (bounded) until stopped runs have closed their upstream requests."""
+        tasks = {r.task for r in self._stopping if r.task is not None and not r.task.done()}
+        if tasks:
+            await asyncio.wait(tasks, timeout=timeout_s)
+
+    @property
+    def sweep_interval_s(self) -> float:
+        return min(30.0, max(0.05, self.settings.session_ttl_s / 4))
+
+    async def _sweep_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.sweep_interval_s)
+            try:
+                self.expire_idle()
+            except Exception:  # the sweeper must survive anything, or memory grows all day
+                log.exception("chat session sweep failed")
+
+    def expire_idle(self, now: float | None = None) -> int:
+        """Drop sessions idle for longer than the TTL; one in response is never idle."""
+        now = time.monotonic() if now is None else now
+        ttl = self.settings.session_ttl_s
+        expired = [cid for cid, s in self.sessions.items()
+                   if not s.in_response and s.idle_for(now) > ttl]
+        for call_id in expired:
+            self._drop(call_id)
+        if expired:
+            log.info("chat sessions expired", extra={"count": len(expired)})
+        return len(expired)
+
+    # -- sessions -------------------------------------------------------------------------
+
+    def create_session(self, req: SessionCreate) -> SessionView:
+        if req.call_id in self.sessions:
+            raise SessionExists(req.call_id)
+        summarise = self._summariser(req.call_id) if req.compact_history else None
+        history = ChatHistory(req.system_prompt or None, size=req.history_turns,
+                              compact_history=req.compact_history, summarise=summarise)
+        apology = self.settings.timeout_apology if req.timeout_apology is None \
+            else req.timeout_apology
+        session = ChatSession(req.call_id, history, tools=[t.to_request() for t in req.tools],
+                              overrides=req.overrides, apology=apology)
+        self.sessions[req.call_id] = session
+        return self.view(session)
+
+    def get(self, call_id: str) -> ChatSession:
+        session = self.sessions.get(call_id)
+        if session is None:
+            raise SessionNotFound(call_id)
+        return session
+
+    def view(self, session: ChatSession) -> SessionView:
+        history = session.history
+        ttl_left = self.settings.session_ttl_s - (0 if session.in_response else session.idle_for())
+        return SessionView(
+            call_id=session.call_id, in_response=session.in_response, turn_id=session.turn_id,
+            history_turns=history.size, compact_history=history.compact_history,
+            tools=[t["name"] for t in session.tools], pending_call_ids=history.pending_call_ids,
+            summary=history.summary, history=history.to_public(),
+            idle_expires_in_s=round(max(0.0, ttl_left), 3))
+
+    def get_view(self, call_id: str) -> SessionView:
+        return self.view(self.get(call_id))
+
+    def delete_session(self, call_id: str) -> None:
+        """End the session: its stream ends (`cancelled`) and its upstream request closes."""
+        self.get(call_id)
+        self._drop(call_id)
+
+    def _drop(self, call_id: str) -> None:
+        session = self.sessions.pop(call_id, None)
+        if session is not None:
+            self._track(session.close())
+
+    def _track(self, run: TurnRun | None) -> None:
+        if run is not None and run.task is not None and not run.task.done():
+            self._stopping.add(run)
+            run.task.add_done_callback(lambda _t: self._stopping.discard(run))
+
+    # -- turns ----------------------------------------------------------------------------
+
+    def start_turn(self, call_id: str, req: TurnRequest) -> TurnRun:
+        session = self.get(call_id)
+        history = session.history
+        known = session.revisions.get(req.turn_id)
+        if known is not None:
+            if req.turn_id != session.turn_id:
+                raise StaleTurn(f"turn {req.turn_id!r} is no longer the newest turn",
+                                code="stale_turn")
+            if req.revision <= known:
+                raise StaleTurn(f"turn {req.turn_id!r} revision {req.revision} is not newer "
+                                f"than revision {known}")
+        self._track(session.stop_run("superseded"))
+        # A newer revision replaces its message in place; one evicted meanwhile is re-added.
+        history.add_user_message(req.turn_id, req.text, req.revision)
+        session.begin_turn(req.turn_id, req.revision)
+        return self._start_run(session, req.turn_id, req.output)
+
+    def cancel(self, call_id: str, turn_id: str | None = None) -> bool:
+        """Stop the generation in flight; False when there was none (still a 204)."""
+        session = self.get(call_id)
+        session.touch()
+        run = session.run
+        if run is None or (turn_id is not None and run.turn_id != turn_id):
+            return False
+        self._track(session.stop_run("cancelled"))
+        return True
+
+    def submit_tool_output(self, call_id: str, req: ToolOutputRequest) -> TurnRun | None:
+        session = self.get(call_id)
+        session.touch()
+        history = session.history
+        if req.call_id not in history.pending_call_ids:
+            raise UnknownToolCall(req.call_id)
+        if req.respond:
+            self._track(session.stop_run("superseded"))
+        history.append_tool_output(req.call_id, req.output_text())  # re-injects if evicted
+        turn_id, output = session.call_turns.pop(req.call_id, (session.turn_id or "", "audio"))
+        if not req.respond:
+            return None
+        if turn_id != session.turn_id:  # a late output for an older turn: a fresh count
+            return self._start_run(session, turn_id, output, start_index=0, spoken_before=False)
+        return self._start_run(session, turn_id, output, start_index=session.next_index,
+                               spoken_before=session.spoken)
+
+    def _start_run(self, session: ChatSession, turn_id: str, output: str, *,
+                   start_index: int = 0, spoken_before: bool = False) -> TurnRun:
+        settings = self.settings
+        cfg_box: list[LLMConfig] = []
+
+        def open_stream() -> LLMStream:
+            # Inside the producer: a failing config lookup ends the stream with `error`.
+            cfg = self._active_config()
+            cfg_box.append(cfg)
+            req = session.overrides.apply(session.history.to_messages(), tools=session.tools)
+            if req.timeout_s is None:
+                req = dataclasses.replace(req, timeout_s=settings.total_timeout_s)
+            return self._llm.stream(cfg, req, ttft_timeout_s=settings.ttft_timeout_s,
+                                    read_timeout_s=settings.read_timeout_s)
+
+        def record(stream: LLMStream | None, diagnostic: Diagnostic | None,
+                   started: float) -> None:
+            if cfg_box:
+                self._record(cfg_box[0], session.call_id, diagnostic, started, stream=stream)
+
+        run = TurnRun(
+            session, turn_id=turn_id, output=output, open_stream=open_stream, record=record,
+            batch_sentences=settings.batch_sentences,
+            first_clause_min_chars=settings.first_clause_min_chars, apology=session.apology,
+            start_index=start_index, spoken_before=spoken_before, locale=self._locale)
+        session.attach(run)
+        run.start()
+        return run
+
+    # -- compaction and diagnostics -------------------------------------------------------
+
+    def _summariser(self, call_id: str) -> Summariser:
+        async def summarise(messages: list[dict[str, Any]]) -> str:
+            session = self.sessions.get(call_id)
+            if session is None:  # deleted meanwhile: the history discards the result anyway
+                raise RuntimeError("chat session closed")
+            cfg = self._active_config()
+            # The session's dialect switches (thinking, extra_params) apply; size and
+            # temperature are the summary's own.
+            req = dataclasses.replace(
+                session.overrides.apply(summary_messages(messages, self._locale)),
+                max_tokens=SUMMARY_MAX_TOKENS, temperature=0.2,
+                timeout_s=self.settings.total_timeout_s)
+            started = time.perf_counter()
+            try:
+                done = await self._llm.complete(cfg, req)
+            except LLMCallError as exc:
+                self._record(cfg, call_id, exc.diagnostic, started, node_id="compaction")
+                raise
+            except asyncio.CancelledError:  # the session was reset or closed meanwhile
+                self._record(cfg, call_id, Diagnostic.make("cancelled", self._locale), started,
+                             node_id="compaction")
+                raise
+            self._record(cfg, call_id, done.diagnostic, started, node_id="compaction",
+                         usage=done.usage.to_dict(), finish_reason=done.finish_reason)
+            if done.diagnostic is not None:  # a cut summary would lose facts silently
+                raise LLMCallError(done.diagnostic)
+            return done.text
+
+        return summarise
+
+    def _record(self, cfg: LLMConfig, call_id: str, diagnostic: Diagnostic | None,
+                started: float, *, stream: LLMStream | None = None, **fields: Any) -> None:
+        if self._recorder is None:
+            return
+        usage = fields.pop("usage", None) or {}
+        latency_ms = round((time.perf_counter() - started) * 1000, 1)
+        ttft_ms = None
+        if stream is not None:
+            ttft_ms = round(stream.ttft_ms, 1) if stream.ttft_ms is not None else None
+            usage = stream.usage.to_dict() if stream.usage is not None else usage
+            fields.setdefault("finish_reason", stream.finish_reason)
+            fields.setdefault("max_tokens", stream.max_tokens)
+        rec = CallRecord.from_diagnostic("chat", diagnostic, model=cfg.model, vendor=cfg.vendor,
+                                         config_id=cfg.id, latency_ms=latency_ms,
+                                         ttft_ms=ttft_ms, call_id=call_id)
+        for key in ("prompt_tokens", "completion_tokens", "reasoning_tokens"):
+            if getattr(rec, key) is None:
+                setattr(rec, key, usage.get(key))
+        for key, value in fields.items():
+            if value is not None and getattr(rec, key) is None:
+                setattr(rec, key, value)
+        self._recorder.record(rec)

@@ -1,0 +1,106 @@
+"""One call's chat state: its bounded history, its settings and the generation in flight.
+
+A session lives in the memory of the worker that created it: every request of a call must
+reach that worker (a load balancer routes `/api/chat/sessions/{call_id}/*` sticky by
+`call_id`; see docs/chat.md). At most one generation (`run`) is in flight; starting
+another, cancelling, deleting or expiring the session stops it first. `release()` is called
+by the run itself when it ends, whatever the way, so `in_response` cannot stay set.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from typing import TYPE_CHECKING, Any
+
+from callout_server.tiers.chat.history import ChatHistory
+from callout_server.tiers.overrides import Overrides
+
+if TYPE_CHECKING:
+    from callout_server.tiers.chat.turn import TurnRun
+
+# Revisions remembered per session (to tell a stale revision from a new turn); old turns
+# beyond this are forgotten so a very long call cannot grow the map without bound.
+MAX_TRACKED_TURNS = 256
+
+
+class ChatSession:
+    def __init__(
+        self,
+        call_id: str,
+        history: ChatHistory,
+        *,
+        tools: list[dict[str, Any]],
+        overrides: Overrides,
+        apology: str,
+    ) -> None:
+        self.call_id = call_id
+        self.history = history
+        self.tools = tools
+        self.overrides = overrides
+        self.apology = apology
+        self.run: TurnRun | None = None
+        self.closed = False
+        self.last_active = time.monotonic()
+        # turn_id -> newest revision seen; insertion order = turn order.
+        self.revisions: OrderedDict[str, int] = OrderedDict()
+        self.turn_id: str | None = None  # the newest user turn
+        # Per-turn output state carried from a turn's first stream to its continuations.
+        self.next_index = 0
+        self.spoken = False
+        # call_id -> (turn_id, output) of the turn whose answer made the call.
+        self.call_turns: dict[str, tuple[str, str]] = {}
+
+    @property
+    def in_response(self) -> bool:
+        return self.run is not None
+
+    def touch(self) -> None:
+        self.last_active = time.monotonic()
+
+    def idle_for(self, now: float | None = None) -> float:
+        return (time.monotonic() if now is None else now) - self.last_active
+
+    def stop_run(self, reason: str) -> TurnRun | None:
+        """Stop the generation in flight (if any) and return it."""
+        run = self.run
+        if run is not None:
+            run.stop(reason)
+        return run
+
+    def begin_turn(self, turn_id: str, revision: int) -> None:
+        """Per-turn counters start over for a new turn or a new revision of it."""
+        self.revisions[turn_id] = revision
+        self.revisions.move_to_end(turn_id)
+        while len(self.revisions) > MAX_TRACKED_TURNS:
+            self.revisions.popitem(last=False)
+        self.turn_id = turn_id
+        self.next_index = 0
+        self.spoken = False
+
+    def attach(self, run: TurnRun) -> None:
+        self.run = run
+        self.touch()
+
+    def release(self, run: TurnRun) -> None:
+        """Called by `run` when it ends (any reason)."""
+        if self.run is run:
+            self.run = None
+        if run.turn_id == self.turn_id:
+            self.next_index = max(self.next_index, run.index)
+            self.spoken = self.spoken or run.spoke
+        self.touch()
+
+    def note_tool_call(self, call_id: str, turn_id: str, output: str) -> None:
+        self.call_turns[call_id] = (turn_id, output)
+        # Only pending calls can be answered; forget the others (bounded memory).
+        if len(self.call_turns) > MAX_TRACKED_TURNS:
+            pending = set(self.history.pending_call_ids)
+            self.call_turns = {k: v for k, v in self.call_turns.items() if k in pending}
+
+    def close(self) -> TurnRun | None:
+        """End the session: stop its generation, void any compaction in flight."""
+        self.closed = True
+        run = self.stop_run("cancelled")
+        self.history.close()
+        return run

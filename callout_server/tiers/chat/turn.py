@@ -1,0 +1,271 @@
+"""One generation of a chat turn: a producer task feeding an event queue the HTTP stream reads.
+
+    run = TurnRun(session, ...); run.start()
+    async for frame in run.events(): ...          # SSE bytes, the last one is `end`
+    run.stop("cancelled" | "superseded")          # barge-in, from any request handler
+
+Why a producer task and a queue rather than generating inside the HTTP generator: barge-in
+arrives on *another* request. `stop()` runs there, synchronously: it settles the history,
+puts the one `end` event on the queue and only then cancels the producer, whose
+`async with stream` closes the upstream response on the way out. The caller therefore hears
+`end` at once, however long the upstream takes to hang up, and the session is released
+before `stop()` returns, so a session can never stay "in response".
+
+Exactly one `end`: `_finish()` is the only writer of `end` and runs once (`done` guards it);
+the producer's outer `finally` calls it if nothing else did, so an exception anywhere in our
+code still ends the stream (reason `error`, code `internal_error`).
+
+History rule: a completed generation stores the model's whole text; an interrupted or failed
+one stores only what was already sent (sentences in audio mode, deltas in text mode), marked
+interrupted. Text before a tool call is stored (and spoken) before the call itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING, Any
+
+from callout_server.api.sse import sse_event
+from callout_server.llm.classify import usable
+from callout_server.llm.diagnostics import Diagnostic, Locale
+from callout_server.llm.errors import LLMCallError
+from callout_server.llm.events import Event, Finish, TextDelta, ToolCall, Usage
+from callout_server.llm.sentences import SentenceBatcher, join_sentences
+from callout_server.llm.speakable import speakable
+
+if TYPE_CHECKING:
+    from callout_server.llm.stream import LLMStream
+    from callout_server.tiers.chat.session import ChatSession
+
+log = logging.getLogger(__name__)
+
+TIMEOUT_CODES = frozenset({"timeout", "deadline_exceeded"})
+_INTERNAL = {"zh": "对话服务内部错误，本轮回复已结束", "en": "internal error in the chat service"}
+
+OpenStream = Callable[[], "LLMStream"]
+RecordCall = Callable[["LLMStream | None", Diagnostic | None, float], None]
+
+
+class TurnRun:
+    """A single model stream for one turn (a first answer, or a continuation after a tool)."""
+
+    def __init__(
+        self,
+        session: ChatSession,
+        *,
+        turn_id: str,
+        output: str,
+        open_stream: OpenStream,
+        record: RecordCall,
+        batch_sentences: int,
+        first_clause_min_chars: int | None,
+        apology: str,
+        start_index: int = 0,
+        spoken_before: bool = False,
+        locale: Locale = "zh",
+    ) -> None:
+        self.session = session
+        self.turn_id = turn_id
+        self.output = output
+        self._open_stream = open_stream
+        self._record = record
+        self._apology = apology
+        self._locale: Locale = locale
+        self._batcher = (
+            SentenceBatcher(batch_sentences=batch_sentences,
+                            first_clause_min_chars=first_clause_min_chars, clean=speakable)
+            if output == "audio" else None
+        )  # fmt: skip
+        self._queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self._sent: list[str] = []  # what the caller got in the current segment
+        self._raw: list[str] = []  # the model's text in the current segment
+        self._usage: Usage | None = None
+        self._finish_event: Finish | None = None
+        self._tool_calls = 0
+        self.index = start_index  # next `sentence` index within the turn
+        self.spoke = spoken_before  # anything sent for this turn yet (apology rule)
+        self.done = False
+        self.reason: str | None = None
+        self.task: asyncio.Task[None] | None = None
+
+    # -- control --------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self.task = asyncio.get_running_loop().create_task(
+            self._produce(), name=f"chat-turn-{self.turn_id}")
+
+    def stop(self, reason: str) -> None:
+        """End now with `reason` (cancelled / superseded); closes the upstream request."""
+        if self.done:
+            return
+        self._finish(reason, interrupted=True)
+        if self.task is not None and not self.task.done():
+            self.task.cancel()
+
+    async def wait(self) -> None:
+        """Wait for the producer to be gone (upstream closed); never raises."""
+        if self.task is not None:
+            await asyncio.wait({self.task})
+
+    async def events(self) -> AsyncIterator[bytes]:
+        """SSE frames until `end`. A client that goes away stops the run (reason cancelled),
+        which closes the upstream request: nobody would hear the rest."""
+        try:
+            while True:
+                frame = await self._queue.get()
+                if frame is None:
+                    return
+                yield frame
+        finally:
+            self.stop("cancelled")
+
+    # -- the producer ---------------------------------------------------------------------
+
+    async def _produce(self) -> None:
+        started = time.perf_counter()
+        stream: LLMStream | None = None
+        diagnostic: Diagnostic | None = None
+        try:
+            stream = self._open_stream()
+            async with stream:
+                async for event in stream:
+                    self._on_event(event)
+            diagnostic = self._complete()
+        except asyncio.CancelledError:
+            # stop() has normally settled everything; a cancellation from elsewhere (shutdown)
+            # is treated the same. We own this task, so the cancellation ends here.
+            diagnostic = Diagnostic.make("cancelled", self._locale)
+            self._finish("cancelled", interrupted=True)
+        except LLMCallError as exc:
+            diagnostic = exc.diagnostic
+            self._fail(exc.diagnostic)
+        except Exception:
+            log.exception("chat turn failed", extra={"call_id": self.session.call_id})
+            self._finish("error", interrupted=True,
+                         error={"code": "internal_error", "message": _INTERNAL[self._locale]})
+        finally:
+            if not self.done:  # belt and braces: never leave a stream without its `end`
+                self._finish("error", interrupted=True,
+                             error={"code": "internal_error", "message": _INTERNAL[self._locale]})
+            try:
+                self._record(stream, diagnostic, started)
+            except Exception:
+                log.exception("could not record a chat call")
+
+    def _on_event(self, event: Event) -> None:
+        if self.done:
+            return
+        if isinstance(event, TextDelta):
+            if not event.text:
+                return
+            self._raw.append(event.text)
+            if self._batcher is None:
+                self._send_text(event.text)
+            else:
+                for chunk in self._batcher.push(event.text):
+                    self._send_sentence(chunk)
+        elif isinstance(event, ToolCall):
+            self._on_tool_call(event)
+        elif isinstance(event, Usage):
+            self._usage = event
+        elif isinstance(event, Finish):
+            self._finish_event = event
+        # ReasoningDelta: never spoken, never stored.
+
+    def _on_tool_call(self, call: ToolCall) -> None:
+        # Say what was said so far first ("我帮您查一下"), store it, then the call.
+        self._flush_batcher()
+        self._commit_segment()
+        history = self.session.history
+        arguments: dict[str, Any] | str = call.arguments
+        if not call.arguments and call.raw_arguments.strip():
+            arguments = call.raw_arguments  # unparseable: let the model see what it sent
+        history.add_tool_call(call.call_id, call.name, arguments)
+        self.session.note_tool_call(call.call_id, self.turn_id, self.output)
+        self._tool_calls += 1
+        self._put("tool_call", {"turn_id": self.turn_id, "call_id": call.call_id,
+                                "name": call.name, "arguments": call.arguments})
+
+    def _complete(self) -> Diagnostic | None:
+        if self.done:
+            return None
+        finish = self._finish_event
+        diagnostic = finish.diagnostic if finish is not None else None
+        text = "".join(self._raw)
+        if not usable(diagnostic, text=text, tool_calls=self._tool_calls):
+            assert diagnostic is not None
+            self._fail(diagnostic)
+            return diagnostic
+        self._flush_batcher()
+        self._commit_segment()
+        self.session.history.trim_if_needed()
+        self._finish("completed", interrupted=False)
+        return diagnostic
+
+    def _fail(self, diagnostic: Diagnostic) -> None:
+        if self.done:
+            return
+        # Held sentences and the unfinished one are not flushed: the answer is broken off.
+        reason = "timeout" if diagnostic.code in TIMEOUT_CODES else "error"
+        if reason == "timeout" and not self.spoke and not self._sent and self._apology:
+            self._say(self._apology)
+            self.session.history.add_assistant_message(self._apology)
+            self._sent.clear()  # stored above as a complete message, not as interrupted
+        self._finish(reason, interrupted=True,
+                     error={"code": diagnostic.code, "message": diagnostic.message})
+
+    # -- output ---------------------------------------------------------------------------
+
+    def _flush_batcher(self) -> None:
+        if self._batcher is not None:
+            for chunk in self._batcher.flush():
+                self._send_sentence(chunk)
+
+    def _commit_segment(self) -> None:
+        self.session.history.add_assistant_message("".join(self._raw))
+        self._raw.clear()
+        self._sent.clear()
+
+    def _say(self, text: str) -> None:
+        if self._batcher is None:
+            self._send_text(text)
+        else:
+            self._send_sentence(text)
+
+    def _send_sentence(self, text: str) -> None:
+        self._sent.append(text)
+        self.spoke = True
+        self._put("sentence", {"turn_id": self.turn_id, "index": self.index, "text": text})
+        self.index += 1
+
+    def _send_text(self, text: str) -> None:
+        self._sent.append(text)
+        self.spoke = True
+        self._put("text_delta", {"turn_id": self.turn_id, "text": text})
+
+    def _put(self, name: str, data: dict[str, Any]) -> None:
+        self._queue.put_nowait(sse_event(name, data))
+
+    def _finish(self, reason: str, *, interrupted: bool,
+                error: dict[str, str] | None = None) -> None:
+        """The one way out: settle the history, release the session, send `end` once."""
+        if self.done:
+            return
+        self.done = True
+        self.reason = reason
+        try:
+            if interrupted and self._sent:
+                joiner = "".join if self._batcher is None else join_sentences
+                self.session.history.record_interrupted_assistant(joiner(self._sent))
+        except Exception:
+            log.exception("could not store an interrupted answer")
+        finally:
+            self._sent.clear()
+            self.session.release(self)
+            if self._usage is not None:
+                self._put("usage", self._usage.to_dict())
+            self._put("end", {"turn_id": self.turn_id, "reason": reason, "error": error})
+            self._queue.put_nowait(None)
