@@ -203,7 +203,9 @@ def test_long_chinese_opening_is_cut_at_a_clause_mark() -> None:
     chunks = _feed(SentenceBatcher(first_clause_min_chars=10), list(text))
     first_clause_end = text.index("，", 3)
     assert chunks[0] == (first_clause_end, "您好，我这边是某某银行信用卡中心的，")
-    assert [c for _, c in chunks[1:]] == ["想跟您确认一下账单信息。后面还有。"]
+    # The rest of the first sentence leaves at its own boundary, not with a later batch.
+    assert chunks[1] == (text.index("。"), "想跟您确认一下账单信息。")
+    assert [c for _, c in chunks[2:]] == ["后面还有。"]
 
 
 def test_short_opening_with_sentence_end_is_not_clause_cut() -> None:

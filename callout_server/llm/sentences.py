@@ -338,7 +338,8 @@ class SentenceBatcher:
 
     - The first sentence goes out alone the moment its boundary arrives (time to first audio).
     - While no chunk has gone out, a long opening with no sentence end yet is cut after a
-      clause mark (，、：) once `first_clause_min_chars` characters have built up.
+      clause mark (，、：) once `first_clause_min_chars` characters have built up; the rest of
+      that first sentence then goes out alone at its boundary.
     - Later sentences go out `batch_sentences` at a time (smoother prosody); `flush()` sends
       the rest. Call `flush()` at the end of the stream and before forwarding a tool call.
     - `clean` (e.g. `speakable`) is applied to each completed sentence, never to a raw delta,
@@ -366,6 +367,7 @@ class SentenceBatcher:
         self._clean = clean
         self._batch: list[str] = []
         self._started = False  # a chunk has gone out
+        self._first_open = False  # the first chunk was a clause: its sentence is unfinished
         self._splitter.track_clauses = bool(first_clause_min_chars)
 
     @property
@@ -383,6 +385,9 @@ class SentenceBatcher:
             clause = self._splitter.cut_clause(self._clause_min)
             if clause is not None:
                 self._add(clause, chunks)
+                # The caller is already hearing that sentence: its rest goes out alone at its
+                # boundary too, so the voice does not stop mid-sentence to wait for a batch.
+                self._first_open = self._started
         return chunks
 
     def flush(self) -> list[str]:
@@ -399,8 +404,8 @@ class SentenceBatcher:
             sentence = self._clean(sentence)
             if not sentence:
                 return
-        if not self._started:
-            self._started = True
+        if not self._started or self._first_open:
+            self._started, self._first_open = True, False
             self._splitter.track_clauses = False
             chunks.append(sentence)
             return
