@@ -44,7 +44,9 @@ class Principal:
     via: Literal["session", "token"]
 
 
-def get_services(request: Request) -> Services:
+async def get_services(request: Request) -> Services:
+    # async on purpose: FastAPI runs a plain `def` dependency in a worker thread, a thread
+    # hop per request that cost the NLU route ~10% of its CPU (bench/bench_nlu.py).
     return request.app.state.services  # type: ignore[no-any-return]
 
 

@@ -51,6 +51,14 @@ class DatabaseSettings(_Section):
     url: str = ""  # empty: embedded SQLite file `sqlite_path`
     sqlite_path: str = "./callout.db"
     pool_size: int = 10
+    # Run the migrations at worker start. None: yes for the embedded SQLite file, no for
+    # PostgreSQL (run `callout-server migrate` once per deploy instead).
+    auto_migrate: bool | None = None
+    connect_timeout_s: float = Field(3.0, gt=0)
+
+    @property
+    def should_auto_migrate(self) -> bool:
+        return self.is_sqlite if self.auto_migrate is None else self.auto_migrate
 
     @property
     def effective_url(self) -> str:
@@ -73,6 +81,8 @@ class AuthSettings(_Section):
     admin_token: SecretStr = SecretStr("")
     service_token: SecretStr = SecretStr("")
     secret_key: SecretStr = SecretStr("")
+    # Where a generated CALLOUT_SECRET_KEY is kept when none is set ("": beside the SQLite file).
+    secret_key_file: str = ""
     session_ttl_s: int = 12 * 3600
     cookie_secure: bool = False
 
@@ -166,12 +176,29 @@ ENV_OVERRIDES: dict[str, tuple[str, str]] = {
     "CALLOUT_ADMIN_PASSWORD": ("auth", "admin_password"),
     "CALLOUT_LOCALE": ("server", "locale"),
     "CALLOUT_SQLITE_PATH": ("database", "sqlite_path"),
+    "CALLOUT_AUTO_MIGRATE": ("database", "auto_migrate"),
+    "CALLOUT_SECRET_KEY_FILE": ("auth", "secret_key_file"),
+    "CALLOUT_REDIS_CHANNEL_PREFIX": ("redis", "channel_prefix"),
+    "CALLOUT_POLL_INTERVAL_S": ("redis", "poll_interval_s"),
 }
 
 
+def _apply_override(data: dict[str, Any], dotted: str, value: Any) -> None:
+    *sections, key = dotted.replace("__", ".").split(".")
+    node = data
+    for section in sections:
+        node = node.setdefault(section, {})
+    node[key] = value
+
+
 def load_settings(path: str | os.PathLike[str] | None = None,
-                  env: dict[str, str] | None = None) -> Settings:
-    """Read config.toml (`CALLOUT_CONFIG`, default ./config.toml) and apply the environment."""
+                  env: dict[str, str] | None = None,
+                  overrides: dict[str, Any] | None = None) -> Settings:
+    """Read config.toml (`CALLOUT_CONFIG`, default ./config.toml) and apply the environment.
+
+    `overrides` (tests, tools) win over both: dotted keys such as
+    `{"redis.poll_interval_s": 0.5, "llm.nlu.base_url": "http://..."}`.
+    """
     env = dict(os.environ) if env is None else env
     file = Path(path or env.get("CALLOUT_CONFIG") or "config.toml")
     try:
@@ -184,6 +211,8 @@ def load_settings(path: str | os.PathLike[str] | None = None,
     for var, (section, key) in ENV_OVERRIDES.items():
         if env.get(var):
             data.setdefault(section, {})[key] = env[var]
+    for dotted, value in (overrides or {}).items():
+        _apply_override(data, dotted, value)
     try:
         return Settings.model_validate(data)
     except ValueError as exc:

@@ -1,0 +1,52 @@
+"""Errors of the configuration package; each carries its HTTP status and stable code.
+
+    ApiError (callout_server.api.errors)
+      ConfigNotFound          404 not_found
+      VersionConflict         409 version_conflict      stale `version`, nothing changed
+      NameConflict            409 name_conflict         (tier, name) already used
+      DatabaseUnavailable     503 database_unavailable  admin write/read while the DB is down
+      ConfigUnusable          503 config_unusable       stored API key cannot be decrypted
+"""
+
+from __future__ import annotations
+
+from callout_server.api.errors import Conflict, NotFound, ServiceUnavailable
+
+
+class ConfigNotFound(NotFound):
+    def __init__(self, config_id: int) -> None:
+        super().__init__(f"model configuration {config_id} not found", config_id=config_id)
+
+
+class VersionConflict(Conflict):
+    code = "version_conflict"
+
+    def __init__(self, config_id: int, sent: int, current: int) -> None:
+        super().__init__(
+            f"model configuration {config_id} was changed by someone else (you sent version "
+            f"{sent}, it is now {current}); reload it and apply your change again",
+            config_id=config_id, current_version=current)
+
+
+class NameConflict(Conflict):
+    code = "name_conflict"
+
+    def __init__(self, tier: str, name: str) -> None:
+        super().__init__(f"a {tier} configuration named {name!r} already exists",
+                         fields=[{"field": "name", "message": "already used in this tier"}])
+
+
+class DatabaseUnavailable(ServiceUnavailable):
+    code = "database_unavailable"
+
+    def __init__(self) -> None:
+        super().__init__(
+            "the configuration database is unreachable; changes cannot be saved right now. "
+            "Calls keep being served with the last loaded configuration; retry shortly.")
+
+
+class ConfigUnusable(ServiceUnavailable):
+    code = "config_unusable"
+
+    def __init__(self, message: str, config_id: int | None) -> None:
+        super().__init__(message, config_id=config_id)

@@ -1,0 +1,89 @@
+"""`/api/admin/llm-configs*` and `/api/admin/llm-active`: thin routes over ConfigService."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Query, Response
+
+from callout_server.api.deps import Principal, get_services, require_admin
+from callout_server.config.schemas import (
+    ActiveOut,
+    ConnectionTestResult,
+    LLMConfigCreate,
+    LLMConfigList,
+    LLMConfigOut,
+    LLMConfigUpdate,
+    RevisionList,
+)
+from callout_server.config.service import ConfigService
+from callout_server.services import Services
+
+router = APIRouter(prefix="/api/admin", tags=["model configuration"])
+
+_ERR = {"model": dict[str, Any]}
+_AUTH = {401: _ERR, 403: _ERR}
+_DB = {503: _ERR}
+Admin = Annotated[Principal, Depends(require_admin)]
+
+
+def _config_service(services: Annotated[Services, Depends(get_services)]) -> ConfigService:
+    return services.config
+
+
+Configs = Annotated[ConfigService, Depends(_config_service)]
+
+
+@router.get("/llm-configs", response_model=LLMConfigList, responses={**_AUTH, **_DB})
+async def list_configs(_: Admin, configs: Configs) -> LLMConfigList:
+    return await configs.list()
+
+
+@router.post("/llm-configs", status_code=201, response_model=LLMConfigOut,
+             responses={**_AUTH, **_DB, 409: _ERR, 422: _ERR})
+async def create_config(body: LLMConfigCreate, who: Admin, configs: Configs) -> LLMConfigOut:
+    return await configs.create(body, actor=who.name)
+
+
+@router.get("/llm-configs/{config_id}", response_model=LLMConfigOut,
+            responses={**_AUTH, **_DB, 404: _ERR})
+async def get_config(config_id: int, _: Admin, configs: Configs) -> LLMConfigOut:
+    return await configs.get(config_id)
+
+
+@router.put("/llm-configs/{config_id}", response_model=LLMConfigOut,
+            responses={**_AUTH, **_DB, 404: _ERR, 409: _ERR, 422: _ERR})
+async def update_config(config_id: int, body: LLMConfigUpdate, who: Admin,
+                        configs: Configs) -> LLMConfigOut:
+    return await configs.update(config_id, body, actor=who.name)
+
+
+@router.delete("/llm-configs/{config_id}", status_code=204,
+               responses={**_AUTH, **_DB, 404: _ERR, 409: _ERR})
+async def delete_config(config_id: int, who: Admin, configs: Configs,
+                        version: Annotated[int | None, Query(ge=1)] = None) -> Response:
+    await configs.delete(config_id, actor=who.name, version=version)
+    return Response(status_code=204)
+
+
+@router.post("/llm-configs/{config_id}/activate", response_model=LLMConfigOut,
+             responses={**_AUTH, **_DB, 404: _ERR, 409: _ERR})
+async def activate_config(config_id: int, who: Admin, configs: Configs) -> LLMConfigOut:
+    return await configs.activate(config_id, actor=who.name)
+
+
+@router.post("/llm-configs/{config_id}/test", response_model=ConnectionTestResult,
+             responses={**_AUTH, **_DB, 404: _ERR})
+async def test_config(config_id: int, _: Admin, configs: Configs) -> ConnectionTestResult:
+    return await configs.test(config_id)
+
+
+@router.get("/llm-configs/{config_id}/revisions", response_model=RevisionList,
+            responses={**_AUTH, **_DB, 404: _ERR})
+async def config_revisions(config_id: int, _: Admin, configs: Configs) -> RevisionList:
+    return await configs.revisions(config_id)
+
+
+@router.get("/llm-active", response_model=ActiveOut, responses=_AUTH)
+async def active_configs(_: Admin, configs: Configs) -> ActiveOut:
+    return configs.active()

@@ -1,0 +1,365 @@
+"""Model configuration use cases; drivable without HTTP.
+
+Every write is one unit of work that first bumps `config_state.generation` (its row lock
+serialises configuration writers across the cluster), changes the rows, writes revision
+rows, and commits; only then is the new generation swapped in locally and published
+(`after_commit`). A failed write changes nothing. Reads of the serving configuration
+(`active`) come from the in-memory snapshot; the admin list/get/revisions read the table.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy.exc import DBAPIError, IntegrityError, InterfaceError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
+
+from callout_server.api.errors import ApiError, ServiceUnavailable
+from callout_server.config.errors import (
+    ConfigNotFound,
+    ConfigUnusable,
+    DatabaseUnavailable,
+    NameConflict,
+    VersionConflict,
+)
+from callout_server.config.masking import MASK, mask_api_key
+from callout_server.config.model import LLMConfig, Tier
+from callout_server.config.models import LLMConfigRevision, LLMConfigRow
+from callout_server.config.repository import ConfigRepository
+from callout_server.config.schemas import (
+    ActiveOut,
+    ActiveTierOut,
+    ConnectionTestResult,
+    LLMConfigCreate,
+    LLMConfigList,
+    LLMConfigOut,
+    LLMConfigUpdate,
+    RevisionList,
+    RevisionOut,
+)
+from callout_server.config.secrets import SecretBox, SecretDecryptError
+from callout_server.config.snapshot import (
+    ConfigSnapshot,
+    ConfigStore,
+    build_snapshot,
+    row_to_config,
+)
+from callout_server.db.base import utcnow
+from callout_server.db.engine import Database
+
+if TYPE_CHECKING:
+    from callout_server.llm.client import LLMClient
+
+# Row fields an operator writes (api_key is handled apart: it is never diffed in clear).
+FIELDS = ("tier", "name", "base_url", "model", "api_style", "timeout_s", "max_tokens",
+          "temperature", "enable_thinking", "reasoning_effort", "extra_params", "vendor",
+          "is_active")
+TEST_PROMPT = "ping"
+
+
+def is_db_unavailable(exc: BaseException) -> bool:
+    """Connection-level failures (as opposed to constraint violations or bugs)."""
+    if isinstance(exc, DBAPIError) and exc.connection_invalidated:
+        return True
+    return isinstance(exc, OperationalError | InterfaceError | PoolTimeout | OSError | TimeoutError)
+
+
+class _Unchanged(Exception):
+    """Raised inside a write to roll it back when there is nothing to change."""
+
+    def __init__(self, result: LLMConfigOut) -> None:
+        self.result = result
+
+
+class ConfigService:
+    def __init__(self, db: Database, secrets: SecretBox, store: ConfigStore,
+                 file_configs: Mapping[Tier, LLMConfig], *, llm: LLMClient | None = None,
+                 write_timeout_s: float = 10.0) -> None:
+        self.db = db
+        self.secrets = secrets
+        self.store = store
+        self.file_configs = file_configs
+        self.llm = llm
+        self.write_timeout_s = write_timeout_s
+        # Wired by Services: swap + publish after a commit; report a dead database.
+        self.after_commit: Callable[[int], Awaitable[None]] | None = None
+        self.on_db_error: Callable[[BaseException], None] | None = None
+
+    # -- units of work -----------------------------------------------------------------
+    @asynccontextmanager
+    async def _read(self) -> AsyncIterator[ConfigRepository]:
+        try:
+            async with asyncio.timeout(self.write_timeout_s), self.db.session() as session:
+                yield ConfigRepository(session)
+        except ApiError:
+            raise
+        except Exception as exc:
+            raise self._translate(exc) from exc
+
+    @asynccontextmanager
+    async def _write(self) -> AsyncIterator[tuple[ConfigRepository, int]]:
+        try:
+            async with asyncio.timeout(self.write_timeout_s), self.db.session() as session:
+                repo = ConfigRepository(session)
+                yield repo, await repo.bump_generation()
+        except (ApiError, _Unchanged):
+            raise
+        except Exception as exc:
+            raise self._translate(exc) from exc
+
+    def _translate(self, exc: Exception) -> Exception:
+        if isinstance(exc, IntegrityError):
+            # Normally prevented by the checks below under the generation lock; a race on
+            # a database without that lock still ends as a 409, never a 500.
+            return ApiError("the change conflicts with another configuration; reload and retry",
+                            code="conflict", status=409)
+        if is_db_unavailable(exc):
+            if self.on_db_error is not None:
+                self.on_db_error(exc)
+            return DatabaseUnavailable()
+        return exc
+
+    async def _committed(self, generation: int) -> None:
+        if self.after_commit is not None:
+            await self.after_commit(generation)
+
+    # -- views -------------------------------------------------------------------------
+    def _stored_key(self, row: LLMConfigRow) -> str | None:
+        """The clear key, "" for none, None when it cannot be decrypted."""
+        if not row.api_key_enc:
+            return ""
+        try:
+            return self.secrets.decrypt(row.api_key_enc, config_id=row.id)
+        except SecretDecryptError:
+            return None
+
+    def _masked(self, row: LLMConfigRow) -> str:
+        key = self._stored_key(row)
+        return MASK if key is None else mask_api_key(key)
+
+    def view(self, row: LLMConfigRow) -> LLMConfigOut:
+        return LLMConfigOut(
+            id=row.id, tier=row.tier, name=row.name, base_url=row.base_url,  # type: ignore[arg-type]
+            api_key_masked=self._masked(row), has_api_key=bool(row.api_key_enc),
+            model=row.model, api_style=row.api_style,  # type: ignore[arg-type]
+            timeout_s=row.timeout_s, max_tokens=row.max_tokens, temperature=row.temperature,
+            enable_thinking=row.enable_thinking, reasoning_effort=row.reasoning_effort,
+            extra_params=dict(row.extra_params or {}), vendor=row.vendor,
+            is_active=row.is_active, version=row.version, updated_at=row.updated_at,
+            updated_by=row.updated_by)
+
+    @staticmethod
+    def config_view(cfg: LLMConfig, *, updated_at: Any = None,
+                    updated_by: str | None = None) -> LLMConfigOut:
+        """A serving configuration (snapshot entry), db row or config.toml section."""
+        return LLMConfigOut(
+            id=cfg.id, tier=cfg.tier, name=cfg.name, base_url=cfg.base_url,
+            api_key_masked=mask_api_key(cfg.api_key), has_api_key=bool(cfg.api_key),
+            model=cfg.model, api_style=cfg.api_style, timeout_s=cfg.timeout_s,
+            max_tokens=cfg.max_tokens, temperature=cfg.temperature,
+            enable_thinking=cfg.enable_thinking, reasoning_effort=cfg.reasoning_effort,
+            extra_params=dict(cfg.extra_params), vendor=cfg.vendor, is_active=True,
+            version=cfg.version, updated_at=updated_at, updated_by=updated_by)
+
+    # -- snapshot ----------------------------------------------------------------------
+    async def read_generation(self) -> int:
+        async with self.db.session() as session:
+            return await ConfigRepository(session).get_generation()
+
+    async def load_snapshot(self) -> ConfigSnapshot:
+        async with self.db.session() as session:
+            repo = ConfigRepository(session)
+            # Generation first: a change committed between the two reads then shows up as
+            # newer rows under an older label, which the next notice/poll reloads again.
+            generation = await repo.get_generation()
+            rows = await repo.active_rows()
+        return build_snapshot(generation, rows, self.file_configs, self.secrets)
+
+    def active(self) -> ActiveOut:
+        snap = self.store.current  # memory only: no database query
+        tiers = {
+            tier: ActiveTierOut(source=entry.source, error=entry.error, config=self.config_view(
+                entry.config, updated_at=entry.updated_at, updated_by=entry.updated_by))
+            for tier, entry in snap.tiers.items()}
+        return ActiveOut(generation=snap.generation, tiers=tiers)
+
+    # -- reads -------------------------------------------------------------------------
+    async def list(self) -> LLMConfigList:
+        async with self._read() as repo:
+            return LLMConfigList(items=[self.view(r) for r in await repo.list_all()])
+
+    async def get(self, config_id: int) -> LLMConfigOut:
+        async with self._read() as repo:
+            return self.view(await self._require(repo, config_id))
+
+    async def revisions(self, config_id: int) -> RevisionList:
+        async with self._read() as repo:
+            rows = await repo.revisions(config_id)
+            if not rows and await repo.get(config_id) is None:
+                raise ConfigNotFound(config_id)
+        return RevisionList(items=[RevisionOut.model_validate(r, from_attributes=True)
+                                   for r in rows])
+
+    @staticmethod
+    async def _require(repo: ConfigRepository, config_id: int, *,
+                       for_update: bool = False) -> LLMConfigRow:
+        row = await repo.get(config_id, for_update=for_update)
+        if row is None:
+            raise ConfigNotFound(config_id)
+        return row
+
+    # -- writes ------------------------------------------------------------------------
+    async def create(self, body: LLMConfigCreate, actor: str) -> LLMConfigOut:
+        async with self._write() as (repo, generation):
+            if await repo.name_taken(body.tier, body.name):
+                raise NameConflict(body.tier, body.name)
+            now = utcnow()
+            if body.is_active:
+                await self._deactivate_others(repo, body.tier, None, actor, generation)
+            values = body.model_dump(include=set(FIELDS))
+            row = await repo.add(LLMConfigRow(
+                **values, api_key_enc=self.secrets.encrypt(body.api_key) if body.api_key else None,
+                version=1, created_at=now, updated_at=now, updated_by=actor))
+            changes: dict[str, Any] = {f: {"old": None, "new": values[f]} for f in FIELDS}
+            if body.api_key:
+                changes["api_key"] = {"change": "set"}
+            await self._revision(repo, row, "create", changes, actor, generation)
+            result = self.view(row)
+        await self._committed(generation)
+        return result
+
+    async def update(self, config_id: int, body: LLMConfigUpdate, actor: str) -> LLMConfigOut:
+        sent = body.changes()
+        async with self._write() as (repo, generation):
+            row = await self._require(repo, config_id, for_update=True)
+            if row.version != body.version:
+                raise VersionConflict(config_id, body.version, row.version)
+            tier, name = sent.get("tier", row.tier), sent.get("name", row.name)
+            if (tier, name) != (row.tier, row.name) and await repo.name_taken(
+                    tier, name, except_id=row.id):
+                raise NameConflict(tier, name)
+            if sent.get("is_active", row.is_active):
+                await self._deactivate_others(repo, tier, row.id, actor, generation)
+            changes = {f: {"old": getattr(row, f), "new": v} for f, v in sent.items()
+                       if f != "api_key" and getattr(row, f) != v}
+            key_change = self._apply_key(row, sent)
+            if key_change:
+                changes["api_key"] = {"change": key_change}
+            for f in changes:
+                if f != "api_key":
+                    setattr(row, f, sent[f])
+            self._touch(row, actor)
+            await repo.flush()
+            await self._revision(repo, row, "update", changes, actor, generation)
+            result = self.view(row)
+        await self._committed(generation)
+        return result
+
+    def _apply_key(self, row: LLMConfigRow, sent: dict[str, Any]) -> str | None:
+        """PUT rule: omitted, null or the masked value keeps; "" clears; else replaces."""
+        new = sent.get("api_key")
+        if new is None or (row.api_key_enc and new == self._masked(row)):
+            return None
+        if new == "":
+            if not row.api_key_enc:
+                return None
+            row.api_key_enc = None
+            return "cleared"
+        if new == self._stored_key(row):
+            return None
+        change = "replaced" if row.api_key_enc else "set"
+        row.api_key_enc = self.secrets.encrypt(new)
+        return change
+
+    async def activate(self, config_id: int, actor: str) -> LLMConfigOut:
+        try:
+            async with self._write() as (repo, generation):
+                row = await self._require(repo, config_id, for_update=True)
+                if row.is_active:
+                    raise _Unchanged(self.view(row))
+                await self._deactivate_others(repo, row.tier, row.id, actor, generation)
+                row.is_active = True
+                self._touch(row, actor)
+                await repo.flush()
+                await self._revision(repo, row, "activate",
+                                     {"is_active": {"old": False, "new": True}}, actor, generation)
+                result = self.view(row)
+        except _Unchanged as unchanged:  # already active: rolled back, nothing to publish
+            return unchanged.result
+        await self._committed(generation)
+        return result
+
+    async def delete(self, config_id: int, actor: str, version: int | None = None) -> None:
+        async with self._write() as (repo, generation):
+            row = await self._require(repo, config_id, for_update=True)
+            if version is not None and row.version != version:
+                raise VersionConflict(config_id, version, row.version)
+            changes = {f: {"old": getattr(row, f), "new": None} for f in FIELDS}
+            if row.api_key_enc:
+                changes["api_key"] = {"change": "cleared"}
+            await self._revision(repo, row, "delete", changes, actor, generation)
+            await repo.delete(row)
+        await self._committed(generation)
+
+    async def _deactivate_others(self, repo: ConfigRepository, tier: str, keep_id: int | None,
+                                 actor: str, generation: int) -> None:
+        # Before the activation itself: the partial unique index is checked per statement.
+        for other in await repo.active_in_tier(tier, except_id=keep_id):
+            other.is_active = False
+            self._touch(other, actor)
+            await repo.flush()
+            await self._revision(repo, other, "deactivate",
+                                 {"is_active": {"old": True, "new": False}}, actor, generation)
+
+    @staticmethod
+    def _touch(row: LLMConfigRow, actor: str) -> None:
+        row.version += 1
+        row.updated_at = utcnow()
+        row.updated_by = actor
+
+    @staticmethod
+    async def _revision(repo: ConfigRepository, row: LLMConfigRow, action: str,
+                        changes: dict[str, Any], actor: str, generation: int) -> None:
+        await repo.add_revision(LLMConfigRevision(
+            config_id=row.id, config_version=row.version, tier=row.tier, action=action,
+            actor=actor, at=utcnow(), generation=generation, fields=sorted(changes),
+            changes=changes))
+
+    # -- connectivity test ---------------------------------------------------------------
+    async def test(self, config_id: int) -> ConnectionTestResult:
+        """One small real request with this configuration (active or not)."""
+        from callout_server.llm.errors import LLMCallError
+        from callout_server.llm.request import TIER_DEFAULT_THINKING, LLMRequest
+
+        async with self._read() as repo:
+            row = await self._require(repo, config_id)
+        try:
+            key = self.secrets.decrypt(row.api_key_enc, config_id=row.id) if row.api_key_enc else ""
+        except SecretDecryptError as exc:
+            raise ConfigUnusable(str(exc), row.id) from exc
+        if self.llm is None:
+            raise ServiceUnavailable("the LLM client is not available on this worker")
+        cfg = row_to_config(row, key)
+        thinking = cfg.enable_thinking
+        if thinking is None:
+            thinking = TIER_DEFAULT_THINKING[cfg.tier]
+        # Room for a reasoning preamble when thinking may run, else a token-sized answer.
+        max_tokens = 16 if thinking is False else min(cfg.max_tokens, 512)
+        request = LLMRequest(messages=[{"role": "user", "content": TEST_PROMPT}],
+                             max_tokens=max_tokens)
+        started = time.monotonic()
+        try:
+            completion = await self.llm.complete(cfg, request)
+        except LLMCallError as exc:
+            return ConnectionTestResult(ok=False, latency_ms=int((time.monotonic() - started) * 1000),
+                              model=cfg.model, thinking_suppressed=None,
+                              diagnostic=exc.diagnostic.to_dict())
+        suppressed = None if completion.thinking is None else completion.thinking is False
+        diagnostic = completion.diagnostic.to_dict() if completion.diagnostic else None
+        return ConnectionTestResult(ok=True, latency_ms=int(completion.latency_ms),
+                          model=completion.model or cfg.model,
+                          thinking_suppressed=suppressed, diagnostic=diagnostic)

@@ -1,0 +1,132 @@
+"""The in-memory configuration each worker serves from.
+
+`ConfigStore.current` is an immutable `ConfigSnapshot`; a reload builds a complete new
+snapshot off to the side and swaps it in with one attribute assignment, so a request sees
+either the old or the new configuration, never a mix, and never waits for a reload. The
+hot path (NLU, chat) reads `store.current` only: no database query, no lock, no await.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from types import MappingProxyType
+from typing import Literal
+
+from callout_server.config.errors import ConfigUnusable
+from callout_server.config.model import TIERS, LLMConfig, Tier
+from callout_server.config.models import LLMConfigRow
+from callout_server.config.secrets import SecretBox, SecretDecryptError
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class ActiveTier:
+    source: Literal["db", "file"]
+    config: LLMConfig
+    updated_at: datetime | None = None
+    updated_by: str | None = None
+    # Set when the tier's active row cannot be used (its key does not decrypt): the row is
+    # never sent upstream and callers get `ConfigUnusable` instead of a silent fallback.
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigSnapshot:
+    generation: int
+    tiers: Mapping[Tier, ActiveTier]
+    loaded_at: float = field(default_factory=time.monotonic)
+
+    def active(self, tier: Tier) -> ActiveTier:
+        return self.tiers[tier]
+
+    def config_for(self, tier: Tier) -> LLMConfig:
+        """The configuration a call of `tier` runs with; raises when it is unusable."""
+        entry = self.tiers[tier]
+        if entry.error is not None:
+            raise ConfigUnusable(entry.error, entry.config.id)
+        return entry.config
+
+
+def row_to_config(row: LLMConfigRow, api_key: str) -> LLMConfig:
+    return LLMConfig(
+        tier=row.tier,  # type: ignore[arg-type]
+        name=row.name, base_url=row.base_url, model=row.model, api_key=api_key,
+        api_style=row.api_style,  # type: ignore[arg-type]
+        timeout_s=row.timeout_s, max_tokens=row.max_tokens, temperature=row.temperature,
+        enable_thinking=row.enable_thinking, reasoning_effort=row.reasoning_effort,
+        extra_params=dict(row.extra_params or {}), vendor=row.vendor,
+        id=row.id, version=row.version, source="db",
+    )
+
+
+def build_snapshot(generation: int, active_rows: Iterable[LLMConfigRow],
+                   file_configs: Mapping[Tier, LLMConfig], secrets: SecretBox) -> ConfigSnapshot:
+    """Active database rows win; a tier without one serves its config.toml section."""
+    tiers: dict[Tier, ActiveTier] = {
+        t: ActiveTier(source="file", config=file_configs[t]) for t in TIERS}
+    for row in active_rows:
+        tier: Tier = row.tier  # type: ignore[assignment]
+        error = None
+        try:
+            key = secrets.decrypt(row.api_key_enc, config_id=row.id) if row.api_key_enc else ""
+        except SecretDecryptError as exc:
+            key, error = "", str(exc)
+            log.error("configuration unusable", extra={"config_id": row.id, "tier": tier,
+                                                       "reason": exc.reason})
+        tiers[tier] = ActiveTier(source="db", config=row_to_config(row, key),
+                                 updated_at=row.updated_at, updated_by=row.updated_by,
+                                 error=error)
+    return ConfigSnapshot(generation=generation, tiers=MappingProxyType(tiers))
+
+
+def file_snapshot(file_configs: Mapping[Tier, LLMConfig], generation: int = 0) -> ConfigSnapshot:
+    return ConfigSnapshot(generation=generation, tiers=MappingProxyType(
+        {t: ActiveTier(source="file", config=file_configs[t]) for t in TIERS}))
+
+
+Listener = Callable[[ConfigSnapshot], None]
+
+
+class ConfigStore:
+    """Holds the current snapshot; reloads are serialised and coalesced."""
+
+    def __init__(self, initial: ConfigSnapshot,
+                 loader: Callable[[], Awaitable[ConfigSnapshot]]) -> None:
+        self.current = initial
+        self._loader = loader
+        self._lock = asyncio.Lock()
+        self._listeners: list[Listener] = []
+
+    def add_listener(self, listener: Listener) -> None:
+        """Called (synchronously, in the event loop) after every swap."""
+        self._listeners.append(listener)
+
+    async def refresh(self, expected: int | None = None) -> ConfigSnapshot:
+        """Load from the database and swap; skipped when already at `expected`.
+
+        Serialised so that an older load can never overwrite a newer one; a burst of
+        notifications for one generation costs one load.
+        """
+        async with self._lock:
+            if expected is not None and self.current.generation == expected:
+                return self.current
+            snapshot = await self._loader()
+            self.swap(snapshot)
+            return snapshot
+
+    def swap(self, snapshot: ConfigSnapshot) -> None:
+        previous, self.current = self.current, snapshot  # the one atomic step
+        if previous.generation != snapshot.generation:
+            log.info("configuration generation %d -> %d", previous.generation,
+                     snapshot.generation)
+        for listener in self._listeners:
+            try:
+                listener(snapshot)
+            except Exception:  # a listener's bug must not stop the swap reaching others
+                log.exception("configuration listener failed")

@@ -1,0 +1,75 @@
+"""The embedded default: no database URL, no Redis, no secret key -> SQLite, in-process bus."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import stat
+import subprocess
+import sys
+
+import httpx
+
+from callout_server.app import create_app
+from tests.fixtures.database import ADMIN_HEADERS, CONFIG_TOML, core, free_port, llm_config_body
+
+
+async def test_sqlite_mode_migrates_and_serves(make_settings, tmp_path) -> None:
+    db_path = tmp_path / "data" / "callout.db"
+    settings = make_settings(**{"database.url": "", "database.sqlite_path": str(db_path),
+                                "redis.url": "", "auth.secret_key": ""})
+    assert settings.database.is_sqlite
+    app = create_app(settings)
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+            assert core((await client.get("/healthz")).json()) == {
+                "status": "ok", "db": "ok", "redis": "disabled", "config_generation": 0}
+            r = await client.post("/api/admin/llm-configs", headers=ADMIN_HEADERS,
+                                  json=llm_config_body(api_key="sk-embeddedkey123456",
+                                                       is_active=True))
+            assert r.status_code == 201, r.text
+            cid = r.json()["id"]
+            put = await client.put(f"/api/admin/llm-configs/{cid}", headers=ADMIN_HEADERS,
+                                   json={"version": 1, "max_tokens": 64})
+            assert put.status_code == 200
+            stale = await client.put(f"/api/admin/llm-configs/{cid}", headers=ADMIN_HEADERS,
+                                     json={"version": 1, "max_tokens": 65})
+            assert stale.status_code == 409
+            active = (await client.get("/api/admin/llm-active", headers=ADMIN_HEADERS)).json()
+            assert active["generation"] == 2
+            assert active["tiers"]["nlu"]["config"]["max_tokens"] == 64
+            assert app.state.services.store.current.config_for("nlu").api_key == "sk-embeddedkey123456"
+    assert db_path.exists()
+    key_file = db_path.parent / "callout.secret.key"
+    assert stat.S_IMODE(os.stat(key_file).st_mode) == 0o600
+
+
+async def test_serve_with_nothing_set(tmp_path) -> None:
+    """`callout-server serve` in an empty directory (plus config.toml) starts and serves."""
+    shutil.copy(CONFIG_TOML, tmp_path / "config.toml")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CALLOUT_")}
+    port = free_port()
+    log = open(tmp_path / "serve.log", "wb")  # noqa: ASYNC230 - test set-up
+    proc = subprocess.Popen(  # noqa: ASYNC220 - a long-lived server, not awaited
+        [sys.executable, "-m", "callout_server", "serve", "--port", str(port)],
+        cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        async with httpx.AsyncClient(timeout=1) as client:
+            for _ in range(150):
+                try:
+                    r = await client.get(f"http://127.0.0.1:{port}/healthz")
+                    break
+                except httpx.HTTPError:
+                    assert proc.poll() is None, (tmp_path / "serve.log").read_text()
+                    await asyncio.sleep(0.1)
+            else:
+                raise AssertionError((tmp_path / "serve.log").read_text())
+        assert core(r.json()) == {"status": "ok", "db": "ok", "redis": "disabled",
+                            "config_generation": 0}
+        assert (tmp_path / "callout.db").exists()
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        log.close()

@@ -1,0 +1,53 @@
+"""The contract's masking rule, as a pure function."""
+
+from __future__ import annotations
+
+import pytest
+
+from callout_server.config.masking import mask_api_key, vendor_prefix
+
+
+@pytest.mark.parametrize(("key", "masked"), [
+    ("gpustack_7f3a9c0d1e2b3a4f1a2", "gpustack_7f3a****f1a2"),
+    ("sk-proj-AbCdEfGhIjKlMnOpWxYz", "sk-proj-AbCd****WxYz"),
+    ("sk-AbCdEfGhIjKlMnOp1234", "sk-AbCd****1234"),
+    ("ABCDEFGHIJKLMNOP", "ABCD****MNOP"),          # no vendor prefix
+    ("0123456789ab", "0123****89ab"),              # exactly 12: masked, not hidden
+    ("short-key01", "****"),                        # 11 chars
+    ("sk-1", "****"),
+])
+def test_mask(key: str, masked: str) -> None:
+    assert mask_api_key(key) == masked
+
+
+def test_empty_key_masks_to_empty() -> None:
+    assert mask_api_key("") == ""
+    assert mask_api_key(None) == ""
+
+
+@pytest.mark.parametrize(("key", "prefix"), [
+    ("sk-abc", "sk-"), ("gpustack_x", "gpustack_"), ("sk-proj-X", "sk-proj-"),
+    ("sk-ant-api03-XYZ", "sk-ant-api03-"), ("ABC-def", ""), ("7f3a_x", ""),
+])
+def test_vendor_prefix(key: str, prefix: str) -> None:
+    assert vendor_prefix(key) == prefix
+
+
+def test_long_prefix_never_reveals_the_key() -> None:
+    # A lowercase key made only of "prefix-like" segments: the prefix is dropped rather
+    # than letting prefix + 4 + 4 cover (almost) everything.
+    key = "abc-def-ghi-jkl1"
+    masked = mask_api_key(key)
+    assert masked == "abc-****jkl1"
+    hidden = len(key) - (len(masked) - 4)
+    assert hidden >= 4
+
+
+@pytest.mark.parametrize("n", range(12, 60))
+def test_at_least_four_characters_always_hidden(n: int) -> None:
+    for key in ("sk-" + "a" * (n - 3), "gpustack_" + "7" * max(n - 9, 0), "x" * n):
+        if len(key) < 12:
+            continue
+        masked = mask_api_key(key)
+        assert "****" in masked
+        assert len(key) - (len(masked) - 4) >= 4
