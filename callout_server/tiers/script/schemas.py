@@ -3,18 +3,25 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from callout_server.tiers.overrides import Overrides
+
+# Lengths count after stripping: a whitespace-only brief or title is an empty one (a 422),
+# not a prompt with nothing in it or a draft titled "   ".
+Brief = Annotated[str, StringConstraints(strip_whitespace=True, min_length=2, max_length=4000)]
+Title = Annotated[str, StringConstraints(strip_whitespace=True, max_length=200)]
+NonEmptyTitle = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1,
+                                                 max_length=200)]
 
 
 class GenerateRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    brief: str = Field(min_length=2, max_length=4000)
+    brief: Brief
     stream: bool = False
-    title: str | None = Field(None, max_length=200)
+    title: Title | None = None  # empty: the brief's first line
     save: bool = True  # keep the result as a draft
     overrides: Overrides = Field(default_factory=Overrides)
 
@@ -22,9 +29,9 @@ class GenerateRequest(BaseModel):
 class DraftUpdate(BaseModel):
     model_config = ConfigDict(extra="forbid")
     version: int = Field(ge=1)
-    title: str | None = Field(None, min_length=1, max_length=200)
+    title: NonEmptyTitle | None = None
     script: str | None = Field(None, min_length=1, max_length=100_000)
-    brief: str | None = Field(None, min_length=2, max_length=4000)
+    brief: Brief | None = None
 
 
 class Draft(BaseModel):
@@ -50,3 +57,4 @@ class GenerateResult(BaseModel):
     usage: dict[str, int | None]
     diagnostic: dict[str, Any] | None
     draft_id: int | None
+    draft_error: str | None = None  # set when the script was generated but not saved

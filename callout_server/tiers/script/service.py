@@ -7,6 +7,7 @@ never mixed into the script. A script cut off at max_tokens is reported as such
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -18,11 +19,14 @@ from callout_server.calllog.records import CallRecord
 from callout_server.config.model import LLMConfig
 from callout_server.llm.client import LLMClient
 from callout_server.llm.diagnostics import Diagnostic, Locale
+from callout_server.llm.dialects import resolve_dialect
 from callout_server.llm.errors import LLMCallError
 from callout_server.llm.events import Finish, ReasoningDelta, TextDelta, Usage
 from callout_server.tiers.script.drafts import DraftStore
 from callout_server.tiers.script.prompt import build_messages
 from callout_server.tiers.script.schemas import GenerateRequest, GenerateResult
+
+log = logging.getLogger(__name__)
 
 TIMEOUT_CODES = frozenset({"timeout", "deadline_exceeded"})
 
@@ -32,6 +36,10 @@ class ScriptGenerationFailed(ApiError):
         super().__init__(diagnostic.message, code=diagnostic.code,
                          status=504 if diagnostic.code in TIMEOUT_CODES else 502,
                          diagnostic=diagnostic.to_dict())
+
+
+def _ms(value: float | None) -> float | None:
+    return round(value, 1) if value is not None else None
 
 
 def _title(req: GenerateRequest) -> str:
@@ -57,13 +65,18 @@ class ScriptService:
             raise ScriptGenerationFailed(diagnostic or exc.diagnostic) from exc
         diagnostic = self._record(cfg, done.diagnostic, started, usage=done.usage.to_dict(),
                                   finish_reason=done.finish_reason, max_tokens=done.max_tokens)
-        draft_id = await self._save(req, actor, cfg, done.text, done.reasoning,
-                                    complete=diagnostic is None, usage=done.usage.to_dict(),
-                                    model=done.model or cfg.model)
+        draft_id, draft_error = None, None
+        try:
+            draft_id = await self._save(req, actor, cfg, done.text, done.reasoning,
+                                        complete=diagnostic is None, usage=done.usage.to_dict(),
+                                        model=done.model or cfg.model)
+        except Exception:  # a minute of generation is not thrown away over a failed save
+            log.exception("script draft could not be saved")
+            draft_error = "the draft could not be saved"
         return GenerateResult(script=done.text, complete=diagnostic is None,
                               model=done.model or cfg.model, usage=done.usage.to_dict(),
                               diagnostic=diagnostic.to_dict() if diagnostic else None,
-                              draft_id=draft_id)
+                              draft_id=draft_id, draft_error=draft_error)
 
     async def stream(self, req: GenerateRequest, actor: str) -> AsyncIterator[bytes]:
         """SSE: `text_delta`… then `usage` and exactly one `end`, whatever happens.
@@ -79,8 +92,9 @@ class ScriptService:
         finish: Finish | None = None
         end: dict[str, Any] = {"reason": "completed", "error": None, "diagnostic": None,
                                "draft_id": None}
+        upstream = self._llm.stream(cfg, req.overrides.apply(build_messages(req.brief)))
         try:
-            async with self._llm.stream(cfg, req.overrides.apply(build_messages(req.brief))) as st:
+            async with upstream as st:
                 async for event in st:
                     if isinstance(event, TextDelta):
                         text.append(event.text)
@@ -92,18 +106,21 @@ class ScriptService:
                     elif isinstance(event, Finish):
                         finish = event
         except LLMCallError as exc:
-            diagnostic = self._record(cfg, exc.diagnostic, started, usage=usage)
+            diagnostic = self._record(cfg, exc.diagnostic, started, usage=usage,
+                                      ttft_ms=_ms(upstream.ttft_ms))
             d = diagnostic or exc.diagnostic
             end |= {"reason": "timeout" if d.code in TIMEOUT_CODES else "error",
                     "error": {"code": d.code, "message": d.message}, "diagnostic": d.to_dict()}
         except BaseException:
             # Disconnect (cancellation) or a bug: log it, then let it propagate; a
             # disconnected client cannot receive an `end` anyway.
-            self._record(cfg, Diagnostic.make("cancelled", self._locale), started, usage=usage)
+            self._record(cfg, Diagnostic.make("cancelled", self._locale), started, usage=usage,
+                         ttft_ms=_ms(upstream.ttft_ms))
             raise
         else:
             diagnostic = self._record(cfg, finish.diagnostic if finish else None, started,
-                                      usage=usage, finish_reason=finish.reason if finish else None)
+                                      usage=usage, finish_reason=finish.reason if finish else None,
+                                      max_tokens=upstream.max_tokens, ttft_ms=_ms(upstream.ttft_ms))
             script = "".join(text)
             if diagnostic is not None:
                 end |= {"reason": "truncated" if script else "error",
@@ -135,11 +152,15 @@ class ScriptService:
             return diagnostic
         usage = fields.pop("usage", None) or {}
         rec = CallRecord.from_diagnostic(
-            "script", diagnostic, model=cfg.model, config_id=cfg.id, vendor=cfg.vendor,
+            "script", diagnostic, model=cfg.model, config_id=cfg.id,
+            # The dialect the call was sent in (detected from the URL when not configured).
+            vendor=resolve_dialect(cfg).name,
             latency_ms=round((time.perf_counter() - started) * 1000, 1))
-        rec.prompt_tokens = usage.get("prompt_tokens")
-        rec.completion_tokens = usage.get("completion_tokens")
-        rec.reasoning_tokens = usage.get("reasoning_tokens")
+        # Usage the vendor reported wins; a failed call often has none, and then the counts
+        # the diagnostic carries (e.g. the tokens reasoning ate) must not be blanked out.
+        for key in ("prompt_tokens", "completion_tokens", "reasoning_tokens"):
+            if usage.get(key) is not None:
+                setattr(rec, key, usage[key])
         for key, value in fields.items():
             if value is not None and getattr(rec, key) is None:
                 setattr(rec, key, value)
