@@ -19,8 +19,8 @@ from sqlalchemy import delete, insert
 from callout_server.calllog import metrics
 from callout_server.calllog.ids import IdAllocator
 from callout_server.calllog.models import LLMCallLog
-from callout_server.calllog.records import CallRecord
-from callout_server.db.base import utcnow
+from callout_server.calllog.records import COLUMNS, CallRecord
+from callout_server.db.base import SCHEMA, utcnow
 from callout_server.db.engine import Database
 
 log = logging.getLogger(__name__)
@@ -38,6 +38,7 @@ class DiagnosticsRecorder:
         self._retention = timedelta(days=retention_days)
         self._purge_interval_s = purge_interval_s
         self._ids = IdAllocator(db, "llm_call_logs")
+        self._copy = db.engine.dialect.driver == "asyncpg"
         self._wake = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self.dropped = 0
@@ -111,8 +112,7 @@ class DiagnosticsRecorder:
                 if rec.id is None:
                     await self._ids.refill(low_water=1)
                     rec.id = self._ids.take()
-            async with self._db.session() as s:
-                await s.execute(insert(LLMCallLog), [rec.row() for rec in batch])
+            await self._insert(batch)
         except BaseException:
             # Put the batch back in front, keeping the bound: oldest beyond it are dropped.
             room = self._queue_size - len(self._queue)
@@ -125,6 +125,19 @@ class DiagnosticsRecorder:
             raise
         self.written += len(batch)
         metrics.DIAG_QUEUED.set(len(self._queue))
+
+    async def _insert(self, batch: list[CallRecord]) -> None:
+        if self._copy:
+            # PostgreSQL: COPY through asyncpg costs a few µs a record, where SQLAlchemy's
+            # multi-row INSERT (bind processing per value) cost ~30 µs of the worker's CPU.
+            async with self._db.engine.connect() as conn:
+                raw = await conn.get_raw_connection()
+                await raw.driver_connection.copy_records_to_table(  # type: ignore[union-attr]
+                    LLMCallLog.__tablename__, schema_name=SCHEMA, columns=COLUMNS,
+                    records=[rec.values() for rec in batch])
+            return
+        async with self._db.session() as s:
+            await s.execute(insert(LLMCallLog), [rec.row() for rec in batch])
 
     async def purge_expired(self) -> int:
         cutoff = utcnow() - self._retention

@@ -75,7 +75,9 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
         proc.wait(timeout=5)
 
 
-@pytest.fixture(scope="session")
+# Package scope: Playwright's sync API keeps an event loop running on the main thread while
+# it is open, which would break every asyncio test collected after the browser tests.
+@pytest.fixture(scope="package")
 def chromium() -> Iterator[Any]:
     if not Path(CHROMIUM).exists():
         pytest.skip(f"{CHROMIUM} is not installed (apt-get install chromium); browsers are never downloaded")

@@ -18,6 +18,7 @@ from callout_server.calllog.records import CallRecord
 from callout_server.config.model import LLMConfig
 from callout_server.llm.client import Completion, LLMClient
 from callout_server.llm.diagnostics import Diagnostic, Locale
+from callout_server.llm.dialects import resolve_dialect
 from callout_server.llm.errors import LLMCallError
 from callout_server.llm.json_extract import JSONExtractionError, extract_json_object
 from callout_server.llm.request import LLMRequest
@@ -117,7 +118,8 @@ class NluService:
         rec = CallRecord.from_diagnostic(
             "nlu", diagnostic, model=cfg.model, config_id=cfg.id, call_id=req.call_id,
             node_id=req.node_id, latency_ms=round((time.perf_counter() - started) * 1000, 1),
-            vendor=completion.dialect if completion else cfg.vendor)
+            # A failed call has no Completion; the dialect it was sent in is still known.
+            vendor=completion.dialect if completion else resolve_dialect(cfg).name)
         if completion is not None:
             rec.max_tokens = rec.max_tokens or completion.max_tokens
             rec.finish_reason = rec.finish_reason or completion.finish_reason

@@ -1,0 +1,275 @@
+"""Benchmark `POST /api/nlu/decide`: what one callout-server worker adds to a model call.
+
+    .venv/bin/python bench/bench_nlu.py [--requests 2000] [--rounds 5] [--db postgres|sqlite]
+
+Three processes:
+  upstream  a minimal aiohttp server on uvloop answering every POST with one fixed chat
+            completion whose content is a valid decision (faster than the emulator, which
+            scripts and records every request: we measure the worker, not the fake vendor)
+  worker    one `uvicorn callout_server.app:create_app --factory` with uvloop + httptools and
+            no access log, as `callout-server serve` runs it; the NLU tier points at the
+            upstream; the call-log recorder is on and writes to a fresh PostgreSQL database
+            (`--db postgres`, the default, created and dropped here) or to the embedded
+            SQLite file (`--db sqlite`)
+  this      the load generator: one aiohttp session on uvloop
+
+The same decisions are sent (a) bare, straight to the upstream, with the exact request body
+the worker sends, and (b) through `/api/nlu/decide`. For each concurrency (1, 16 and 64
+requests in flight) a and b alternate in rounds, so machine drift hits both alike; req/s is
+the median of the rounds, p50/p99 are over all of a variant's requests, and "added" is b - a.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import secrets
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import aiohttp
+import orjson
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+PG_SERVER = "postgresql+asyncpg://postgres@127.0.0.1:5432"
+SERVICE_TOKEN = "bench-service-token"
+MODEL = "qwen3.5-2b"
+DECISION = {"intent": "agree", "confidence": 0.93, "slots": {"time": "明天下午三点以后"}}
+REPLY = orjson.dumps({
+    "id": "chatcmpl-bench", "object": "chat.completion", "model": MODEL,
+    "choices": [{"index": 0, "finish_reason": "stop",
+                 "message": {"role": "assistant", "content": orjson.dumps(DECISION).decode()}}],
+    "usage": {"prompt_tokens": 230, "completion_tokens": 24, "total_tokens": 254},
+})
+DECIDE = {
+    "call_id": "c-bench", "node_id": "confirm_time", "utterance": "明天下午三点以后都可以",
+    "context": [{"role": "assistant", "content": "请问您什么时候方便接听回访？"}],
+    "intents": [{"name": "agree", "description": "客户同意并给出时间"},
+                {"name": "refuse", "description": "客户拒绝"}],
+    "slots": [{"name": "time", "description": "客户方便的时间", "type": "string"}],
+    "fallback_intent": "refuse", "deadline_ms": 1500,
+}
+GOALS = "goals: added p50 < 2 ms at 1 in flight; >= 800 decisions/s; added p99 < 100 ms at 64"
+
+
+# -- the upstream process -------------------------------------------------------------------
+
+def serve_upstream(port: int) -> None:
+    import uvloop
+    from aiohttp import web
+
+    uvloop.install()
+
+    async def handle(request: web.Request) -> web.Response:
+        await request.read()
+        return web.Response(body=REPLY, content_type="application/json")
+
+    app = web.Application()
+    app.router.add_post("/{tail:.*}", handle)
+    web.run_app(app, host="127.0.0.1", port=port, print=None, access_log=None)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_port(port: int, proc: subprocess.Popen[bytes], what: str, timeout_s: float = 30) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{what} exited with {proc.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"{what} did not start")
+
+
+# -- the worker's database ------------------------------------------------------------------
+
+async def create_pg_database() -> str:
+    import asyncpg
+
+    from callout_server.db.migrate import upgrade_to_head
+
+    name = f"callout_bench_{secrets.token_hex(4)}"
+    conn = await asyncpg.connect("postgresql://postgres@127.0.0.1:5432/postgres")
+    try:
+        await conn.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await conn.close()
+    url = f"{PG_SERVER}/{name}"
+    await asyncio.to_thread(upgrade_to_head, url)
+    return url
+
+
+async def drop_pg_database(url: str) -> None:
+    import asyncpg
+
+    conn = await asyncpg.connect("postgresql://postgres@127.0.0.1:5432/postgres")
+    try:
+        await conn.execute(f'DROP DATABASE IF EXISTS "{url.rsplit("/", 1)[1]}" WITH (FORCE)')
+    finally:
+        await conn.close()
+
+
+def start_worker(port: int, upstream: str, database_url: str, workdir: str
+                 ) -> subprocess.Popen[bytes]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CALLOUT_")}
+    env.update({
+        "CALLOUT_CONFIG": str(ROOT / "config.toml"),
+        "CALLOUT_NLU_BASE_URL": upstream,
+        "CALLOUT_SERVICE_TOKEN": SERVICE_TOKEN,
+        "CALLOUT_ADMIN_TOKEN": "bench-admin-token",
+        "CALLOUT_ADMIN_USER": "admin", "CALLOUT_ADMIN_PASSWORD": "bench-admin-pass",
+        "CALLOUT_SECRET_KEY": "RzO0eb-wXMZ-QO0fbc3bsjBAnfDcRpmR8qhUoMrT4QA=",
+    })
+    if database_url:
+        env["CALLOUT_DATABASE_URL"] = database_url
+    return subprocess.Popen(
+        [sys.executable, "-m", "uvicorn", "callout_server.app:create_app", "--factory",
+         "--host", "127.0.0.1", "--port", str(port), "--loop", "uvloop", "--http", "httptools",
+         "--no-access-log", "--log-level", "warning"],
+        env=env, cwd=workdir)
+
+
+def upstream_body() -> bytes:
+    """Exactly what the worker sends upstream for DECIDE (same builder, same config)."""
+    from callout_server.config.model import LLMConfig
+    from callout_server.llm.request_body import build_request
+    from callout_server.tiers.nlu.prompt import build_messages
+    from callout_server.tiers.nlu.schemas import DecideRequest
+
+    cfg = LLMConfig(tier="nlu", name="bench", base_url="http://127.0.0.1:1/v1", model=MODEL,
+                    max_tokens=300, temperature=0.1)
+    node = DecideRequest.model_validate(DECIDE)
+    req = node.overrides.apply(build_messages(node), json_mode=True)  # as NluService does
+    return orjson.dumps(build_request(cfg, req, stream=False).body)
+
+
+# -- the load generator ---------------------------------------------------------------------
+
+async def run_batch(call: Callable[[], Awaitable[None]], total: int, inflight: int
+                    ) -> tuple[float, list[float]]:
+    latencies: list[float] = []
+    remaining = total
+
+    async def worker() -> None:
+        nonlocal remaining
+        while remaining > 0:
+            remaining -= 1
+            t = time.perf_counter()
+            await call()
+            latencies.append((time.perf_counter() - t) * 1000.0)
+
+    start = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(inflight)))
+    return time.perf_counter() - start, latencies
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+async def load(args: argparse.Namespace, upstream: str, worker: str) -> None:
+    bare_body = upstream_body()
+    decide_body = orjson.dumps(DECIDE)
+    json_ct = {"content-type": "application/json"}
+    bare_headers = {**json_ct, "authorization": "Bearer sk-bench"}
+    decide_headers = {**json_ct, "authorization": f"Bearer {SERVICE_TOKEN}"}
+    connector = aiohttp.TCPConnector(limit=0, keepalive_timeout=60)
+    async with aiohttp.ClientSession(connector=connector) as http:
+        async def bare() -> None:
+            async with http.post(f"{upstream}/chat/completions", data=bare_body,
+                                 headers=bare_headers) as r:
+                data = await r.read()
+            assert r.status == 200 and orjson.loads(data)["choices"]
+
+        async def through() -> None:
+            async with http.post(f"{worker}/api/nlu/decide", data=decide_body,
+                                 headers=decide_headers) as r:
+                data = await r.read()
+            assert r.status == 200, data
+            got = orjson.loads(data)
+            assert got["intent"] == "agree" and not got["fallback"], got
+
+        variants = {"a bare upstream": bare, "b /api/nlu/decide": through}
+        for call in variants.values():  # warm-up: connections, caches, the worker's imports
+            await run_batch(call, 500, 16)
+
+        print(f"loop=uvloop db={args.db} requests/variant/round={args.requests} "
+              f"rounds={args.rounds} cpus={os.cpu_count()}")
+        print(f"{'in flight':>9} | {'variant':<20} | {'req/s':>7} | {'p50 ms':>7} | {'p99 ms':>7}")
+        print("-" * 62)
+        for inflight in (1, 16, 64):
+            n = max(300, args.requests // 4) if inflight == 1 else args.requests
+            rps: dict[str, list[float]] = {name: [] for name in variants}
+            lats: dict[str, list[float]] = {name: [] for name in variants}
+            for _ in range(args.rounds):
+                for name, call in variants.items():
+                    elapsed, latencies = await run_batch(call, n, inflight)
+                    rps[name].append(n / elapsed)
+                    lats[name].extend(latencies)
+            p50 = {name: statistics.median(lats[name]) for name in variants}
+            p99 = {name: pct(lats[name], 0.99) for name in variants}
+            for name in variants:
+                print(f"{inflight:>9} | {name:<20} | {statistics.median(rps[name]):>7.0f} | "
+                      f"{p50[name]:>7.2f} | {p99[name]:>7.2f}")
+            a, b = variants
+            print(f"{'':>9} | added by the worker: p50 {p50[b] - p50[a]:+.2f} ms, "
+                  f"p99 {p99[b] - p99[a]:+.2f} ms")
+            print("-" * 62)
+        print(GOALS)
+
+
+async def main(args: argparse.Namespace) -> None:
+    up_port, worker_port = free_port(), free_port()
+    # Spawning is quick; nothing else runs on this loop yet.
+    upstream_proc = subprocess.Popen(  # noqa: ASYNC220
+        [sys.executable, __file__, "--serve", str(up_port)])
+    database_url = await create_pg_database() if args.db == "postgres" else ""
+    worker_proc = None
+    with tempfile.TemporaryDirectory() as workdir:  # the SQLite file lands here
+        try:
+            wait_port(up_port, upstream_proc, "upstream")
+            upstream = f"http://127.0.0.1:{up_port}/v1"
+            worker_proc = start_worker(worker_port, upstream, database_url, workdir)
+            wait_port(worker_port, worker_proc, "worker")
+            await load(args, upstream, f"http://127.0.0.1:{worker_port}")
+        finally:
+            for proc in (worker_proc, upstream_proc):
+                if proc is not None:
+                    proc.terminate()
+                    proc.wait(timeout=15)
+            if database_url:
+                await drop_pg_database(database_url)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--serve", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--requests", type=int, default=2000)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--db", choices=("postgres", "sqlite"), default="postgres")
+    ns = parser.parse_args()
+    if ns.serve:
+        serve_upstream(ns.serve)
+    else:
+        import uvloop
+
+        uvloop.install()
+        asyncio.run(main(ns))

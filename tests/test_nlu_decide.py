@@ -1,0 +1,275 @@
+"""`POST /api/nlu/decide` end to end: the whole app, the real emulator process, PostgreSQL.
+
+Every diagnostic code is produced by a real upstream behaviour (scripted on the emulator)
+and checked in the answer, in the error body or the fallback, and in the call log.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.fixtures.database import ADMIN_HEADERS, free_port
+from tests.test_nlu_support import answer, decide, nlu_app
+
+
+@pytest.fixture
+def app_for(make_settings, pg_url, emulator):
+    """`async with app_for(model, persona="vllm", **settings) as client`."""
+    def build(model: str, persona: str = "vllm", **settings: Any):
+        return nlu_app(make_settings, pg_url, emulator, model, persona, **settings)
+    return build
+
+
+async def records(client: httpx.AsyncClient, **params: Any) -> list[dict[str, Any]]:
+    await client.services.recorder.flush()  # type: ignore[attr-defined]
+    r = await client.get("/api/admin/diagnostics", headers=ADMIN_HEADERS, params=params)
+    assert r.status_code == 200, r.text
+    return list(r.json()["items"])
+
+
+# -- decisions ------------------------------------------------------------------------------
+
+async def test_chinese_utterance_decided_and_thinking_suppressed_in_json_mode(
+        app_for, emulator) -> None:
+    model = emulator.unique_model("qwen3-8b")  # a hybrid Qwen3: thinks unless told not to
+    await emulator.script(model, {"content": answer("agree", 0.93, time="明天下午三点以后")})
+    async with app_for(model) as client:
+        r, _ = await decide(client)
+        assert r.status_code == 200, r.text
+        assert r.json() | {"latency_ms": 0} == {
+            "intent": "agree", "confidence": 0.93, "slots": {"time": "明天下午三点以后"},
+            "fallback": False, "model": model, "latency_ms": 0, "diagnostic": None}
+        [rec] = await records(client)
+    assert (rec["code"], rec["tier"], rec["call_id"], rec["node_id"]) == (
+        "ok", "nlu", "c-20261129-0001", "confirm_time")
+    assert rec["vendor"] and rec["prompt_tokens"] and rec["max_tokens"] == 300
+    [sent] = await emulator.requests(model)
+    body = sent["body"]
+    assert body["chat_template_kwargs"] == {"enable_thinking": False}  # the tier default: off
+    assert body["response_format"] == {"type": "json_object"}
+    assert body["max_tokens"] == 300 and body["stream"] is False
+    prompt = "\n".join(m["content"] for m in body["messages"])
+    assert "明天下午三点以后都可以" in prompt and "agree" in prompt and "请问您什么时候" in prompt
+
+
+async def test_english_utterance_with_slots_coerced_and_confidence_clamped(app_for, emulator) -> None:
+    model = emulator.unique_model("qwen2.5-7b")
+    slots = [{"name": "count", "type": "integer"}, {"name": "amount", "type": "number"},
+             {"name": "vip", "type": "boolean"},
+             {"name": "plan", "type": "enum", "values": ["gold", "silver"]},
+             {"name": "note", "type": "string"}, {"name": "missing", "type": "string"}]
+    content = ('Sure! {"intent": "Refuse", "confidence": "1.7", "slots": {"count": "3", '
+               '"amount": "1,250.5", "vip": "yes", "plan": "GOLD", "note": 42, "extra": 1}}')
+    await emulator.script(model, {"content": content})
+    async with app_for(model) as client:
+        r, _ = await decide(client, utterance="No thanks, I already have three gold cards.",
+                            context=[], slots=slots, overrides={"max_tokens": 120})
+    assert r.status_code == 200, r.text
+    got = r.json()
+    assert got["intent"] == "refuse" and got["confidence"] == 1.0 and got["fallback"] is False
+    assert got["slots"] == {"count": 3, "amount": 1250.5, "vip": True, "plan": "gold",
+                            "note": "42", "missing": None}
+    [sent] = await emulator.requests(model)
+    assert sent["body"]["max_tokens"] == 120  # the node's override wins over the config
+
+
+async def test_overrides_outside_the_whitelist_are_422_naming_the_field(app_for, emulator) -> None:
+    model = emulator.unique_model("qwen2.5-7b")
+    async with app_for(model) as client:
+        r, _ = await decide(client, overrides={"top_p": 0.5})
+        assert r.status_code == 422
+        assert "overrides.top_p" in r.json()["error"]["message"]
+        assert {"field": "overrides.top_p"}.items() <= r.json()["error"]["fields"][0].items()
+        r, _ = await decide(client, overrides={"extra_params": {"model": "other"}})
+        assert r.status_code == 422 and "overrides.extra_params" in r.text
+    assert await emulator.requests(model) == []  # refused before any model call
+
+
+# -- each diagnostic code -------------------------------------------------------------------
+
+async def test_reasoning_that_eats_max_tokens_is_truncated_by_reasoning(app_for, emulator) -> None:
+    # Thinking allowed by the node: the emulator's Qwen3 reasons ~600 tokens, the budget is 300.
+    model = emulator.unique_model("qwen3-8b")
+    async with app_for(model) as client:
+        r, _ = await decide(client, fallback_intent="refuse", overrides={"enable_thinking": True})
+        assert r.status_code == 200, r.text
+        got = r.json()
+        assert (got["intent"], got["fallback"], got["slots"]) == ("refuse", True, {"time": None})
+        d = got["diagnostic"]
+        assert d["code"] == "truncated_by_reasoning"
+        assert (d["finish_reason"], d["max_tokens"]) == ("length", 300)
+        assert d["advice"] == "调大 max_tokens 或关闭思考模式" and "300" in d["message"]
+        [rec] = await records(client)
+        assert rec["id"] == d["id"] and rec["code"] == "truncated_by_reasoning"
+        assert rec["vendor"] == "selfhosted" and rec["finish_reason"] == "length"
+    [sent] = await emulator.requests(model)  # a budget problem: retrying cannot help
+    assert sent["body"]["chat_template_kwargs"] == {"enable_thinking": True}
+
+
+async def test_always_thinking_model_reported_by_usage_no_fallback_is_502(app_for, emulator) -> None:
+    # DashScope reports reasoning tokens in usage; a QwQ model thinks whatever we send.
+    model = emulator.unique_model("qwq-32b")
+    await emulator.script(model, {"reasoning_tokens": 300})
+    async with app_for(model, persona="dashscope") as client:
+        r, _ = await decide(client)
+    assert r.status_code == 502
+    err = r.json()["error"]
+    assert err["code"] == "truncated_by_reasoning" and err["message"]
+    assert err["diagnostic"]["reasoning_tokens"] == 300 and err["diagnostic"]["id"]
+
+
+async def test_cut_answer_is_truncated(app_for, emulator) -> None:
+    model = emulator.unique_model("qwen2.5-7b")
+    await emulator.script(model, {"content": '{"intent": "agree", "slots": {"time": "明天',
+                                  "finish_reason": "length"})
+    async with app_for(model) as client:
+        r, _ = await decide(client, fallback_intent="refuse")
+    d = r.json()["diagnostic"]
+    assert (r.status_code, d["code"], d["advice"]) == (200, "truncated", "调大 max_tokens")
+    assert len(await emulator.requests(model)) == 1
+
+
+async def test_empty_output(app_for, emulator) -> None:
+    model = emulator.unique_model("qwen2.5-7b")
+    await emulator.script(model, {"content": "", "finish_reason": "stop"})
+    async with app_for(model) as client:
+        r, _ = await decide(client)
+    assert r.status_code == 502 and r.json()["error"]["code"] == "empty_output"
+    assert "finish_reason=stop" in r.json()["error"]["message"]
+
+
+async def test_invalid_json_is_retried_once_then_falls_back(app_for, emulator) -> None:
+    model = emulator.unique_model("qwen2.5-7b")
+    await emulator.script(model, {"content": "客户应该是同意了"})
+    async with app_for(model) as client:
+        r, _ = await decide(client, fallback_intent="refuse")
+        got = r.json()
+        assert (r.status_code, got["intent"], got["fallback"]) == (200, "refuse", True)
+        assert got["diagnostic"]["code"] == "invalid_json"
+        recs = await records(client)
+    assert len(await emulator.requests(model)) == 2
+    assert [x["code"] for x in recs] == ["invalid_json", "invalid_json"]
+    assert recs[0]["id"] == got["diagnostic"]["id"]  # the answer names the last attempt
+
+
+async def test_invalid_json_then_good_answer_succeeds_on_retry(app_for, emulator) -> None:
+    model = emulator.unique_model("qwen2.5-7b")
+    await emulator.script(model, {"content": "嗯……"}, times=1)
+    await emulator.script(model, {"content": answer("agree", time="明天")})
+    async with app_for(model) as client:
+        r, _ = await decide(client)
+        assert r.status_code == 200 and r.json()["intent"] == "agree"
+        assert [x["code"] for x in await records(client)] == ["ok", "invalid_json"]
+
+
+async def test_intent_not_offered_is_schema_mismatch_never_passed_through(app_for, emulator) -> None:
+    model = emulator.unique_model("qwen2.5-7b")
+    await emulator.script(model, {"content": answer("maybe_later", time="明天")})
+    async with app_for(model) as client:
+        r, _ = await decide(client)
+        assert r.status_code == 502
+        err = r.json()["error"]
+        assert err["code"] == "schema_mismatch" and "maybe_later" in err["message"]
+        assert "maybe_later" not in str(r.json().get("intent"))
+        r, _ = await decide(client, fallback_intent="refuse")
+        assert (r.json()["intent"], r.json()["fallback"]) == ("refuse", True)
+    assert len(await emulator.requests(model)) == 2  # one per decision: not retried
+
+
+async def test_upstream_timeout_shorter_than_deadline_is_timeout_504(app_for, emulator) -> None:
+    model = emulator.unique_model("qwen2.5-7b")
+    await emulator.script(model, {"hang": True})
+    async with app_for(model) as client:
+        r, elapsed = await decide(client, deadline_ms=3000, overrides={"timeout_s": 0.3})
+    assert r.status_code == 504 and r.json()["error"]["code"] == "timeout"
+    assert 0.25 < elapsed < 1.0  # the 0.3 s model timeout, not the 3 s deadline
+
+
+async def test_config_timeout_applies_without_override(app_for, emulator) -> None:
+    model = emulator.unique_model("qwen2.5-7b")
+    await emulator.script(model, {"hang": True})
+    async with app_for(model, **{"llm.nlu.timeout_s": 0.3}) as client:
+        r, elapsed = await decide(client, fallback_intent="refuse", deadline_ms=5000)
+    assert r.status_code == 200 and r.json()["diagnostic"]["code"] == "timeout"
+    assert elapsed < 1.0
+
+
+async def test_deadline_shorter_than_upstream_answers_by_the_deadline(app_for, emulator) -> None:
+    model = emulator.unique_model("qwen2.5-7b")
+    await emulator.script(model, {"content": answer("agree"), "ttft_ms": 5000})
+    async with app_for(model) as client:
+        r, elapsed = await decide(client, deadline_ms=300)
+        assert r.status_code == 504
+        err = r.json()["error"]
+        assert err["code"] == "deadline_exceeded" and "deadline_ms=300" in err["message"]
+        assert 0.28 < elapsed < 0.6  # by the deadline, not at the 30 s upstream timeout
+        r, elapsed = await decide(client, deadline_ms=300, fallback_intent="refuse")
+        assert r.status_code == 200 and r.json()["diagnostic"]["code"] == "deadline_exceeded"
+        assert elapsed < 0.6
+
+
+async def test_retry_never_runs_past_the_deadline(app_for, emulator) -> None:
+    # A slow 503 (transient: retried), then a retry that would take far too long.
+    model = emulator.unique_model("qwen2.5-7b")
+    await emulator.script(model, {"status": 503, "ttft_ms": 250}, times=1)
+    await emulator.script(model, {"content": answer("agree"), "ttft_ms": 5000})
+    async with app_for(model) as client:
+        r, elapsed = await decide(client, deadline_ms=500)
+        assert r.status_code == 504 and r.json()["error"]["code"] == "deadline_exceeded"
+        assert 0.45 < elapsed < 0.8
+        assert [x["code"] for x in await records(client)] == ["deadline_exceeded", "upstream_error"]
+    assert len(await emulator.requests(model)) == 2
+
+
+@pytest.mark.parametrize(("status", "attempts"), [(429, 2), (500, 2), (400, 1)])
+async def test_upstream_error_status_and_retry(app_for, emulator, status: int, attempts: int) -> None:
+    model = emulator.unique_model("qwen2.5-7b")
+    await emulator.script(model, {"status": status})
+    async with app_for(model) as client:
+        r, _ = await decide(client)
+        assert r.status_code == 502
+        d = r.json()["error"]["diagnostic"]
+        assert (d["code"], d["status"]) == ("upstream_error", status)
+        assert f"HTTP {status}" in d["message"]
+        recs = await records(client)
+        assert [x["status"] for x in recs] == [status] * attempts
+    assert len(await emulator.requests(model)) == attempts  # 429/5xx once more, 400 never
+
+
+async def test_transient_500_then_success(app_for, emulator) -> None:
+    model = emulator.unique_model("qwen2.5-7b")
+    await emulator.script(model, {"status": 500}, times=1)
+    await emulator.script(model, {"content": answer("refuse")})
+    async with app_for(model) as client:
+        r, _ = await decide(client)
+    assert r.status_code == 200 and r.json()["intent"] == "refuse"
+    assert len(await emulator.requests(model)) == 2
+
+
+async def test_closed_port_is_connect_error(app_for, emulator) -> None:
+    model = emulator.unique_model("qwen2.5-7b")
+    dead = f"http://127.0.0.1:{free_port()}/v1"
+    async with app_for(model, **{"llm.nlu.base_url": dead}) as client:
+        r, elapsed = await decide(client, deadline_ms=2000)
+        assert r.status_code == 502
+        assert r.json()["error"]["code"] == "connect_error"
+        assert [x["code"] for x in await records(client)] == ["connect_error"] * 2  # retried
+        r, _ = await decide(client, fallback_intent="agree")
+        assert r.status_code == 200 and r.json()["diagnostic"]["code"] == "connect_error"
+    assert elapsed < 1.0
+
+
+async def test_locale_en_messages(app_for, emulator) -> None:
+    model = emulator.unique_model("qwen3-8b")
+    async with app_for(model, **{"server.locale": "en"}) as client:
+        r, _ = await decide(client, fallback_intent="refuse", overrides={"enable_thinking": True},
+                            utterance="Tomorrow after three works for me.")
+        d = r.json()["diagnostic"]
+        assert d["code"] == "truncated_by_reasoning"
+        assert d["advice"] == "Raise max_tokens or turn thinking off"
+        assert "max_tokens limit (300)" in d["message"]
+        [rec] = await records(client)
+        assert rec["advice"] == "Raise max_tokens or turn thinking off"

@@ -1,0 +1,129 @@
+"""Helpers shared by the NLU tier tests (no tests here).
+
+    nlu_app(make_settings, pg_url, emulator, model, persona="vllm", **settings)
+        the whole app (lifespan running) with the NLU tier pointed at the real emulator
+        process, on the emptied test database; yields an httpx client with `.services`
+    decide_body(**fields)          a valid `POST /api/nlu/decide` body (Chinese node)
+    decide(client, **fields)       post it with the service token; (response, elapsed_s)
+    answer(intent, **slots)        a model reply's content: one decision JSON object
+    TcpProxy                       a TCP proxy in this event loop that can be cut and restored
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import httpx
+import orjson
+
+from callout_server.app import create_app
+from callout_server.config.settings import Settings
+from tests.fixtures.database import SERVICE_HEADERS, reset_tables
+
+DECIDE = "/api/nlu/decide"
+
+
+def decide_body(**fields: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "call_id": "c-20261129-0001",
+        "node_id": "confirm_time",
+        "utterance": "明天下午三点以后都可以",
+        "context": [{"role": "assistant", "content": "请问您什么时候方便接听回访？"}],
+        "intents": [{"name": "agree", "description": "客户同意并给出时间"},
+                    {"name": "refuse", "description": "客户拒绝"}],
+        "slots": [{"name": "time", "description": "客户方便的时间", "type": "string"}],
+    }
+    body.update(fields)
+    return body
+
+
+def answer(intent: str | None, confidence: Any = 0.9, **slots: Any) -> str:
+    return orjson.dumps({"intent": intent, "confidence": confidence, "slots": slots}).decode()
+
+
+async def decide(client: httpx.AsyncClient, **fields: Any) -> tuple[httpx.Response, float]:
+    started = time.perf_counter()
+    r = await client.post(DECIDE, headers=SERVICE_HEADERS, json=decide_body(**fields))
+    return r, time.perf_counter() - started
+
+
+@contextlib.asynccontextmanager
+async def nlu_app(make_settings: Callable[..., Settings], pg_url: str, emulator: Any,
+                  model: str, persona: str = "vllm", *, base_url: str | None = None,
+                  **settings: Any) -> AsyncIterator[httpx.AsyncClient]:
+    await reset_tables(pg_url)
+    app = create_app(make_settings(**{
+        "llm.nlu.base_url": base_url or emulator.base_url(persona), "llm.nlu.model": model,
+        # The background generation poll stays out of the way of query counts and timings.
+        "redis.poll_interval_s": 3600, **settings}))
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://t",
+                                     timeout=30) as client:
+            client.services = app.state.services  # type: ignore[attr-defined]
+            yield client
+
+
+class TcpProxy:
+    """Forwards 127.0.0.1:<port> to a target; `cut()` simulates a database outage.
+
+    While cut, open connections are closed and new ones are accepted but never answered (a
+    blackholed host: the client waits for its connect timeout, the worst case for a writer).
+    """
+
+    def __init__(self, target_host: str, target_port: int) -> None:
+        self.target = (target_host, target_port)
+        self.port = 0
+        self.up = True
+        self._server: asyncio.Server | None = None
+        self._writers: set[asyncio.StreamWriter] = set()
+
+    async def start(self) -> None:
+        self._server = await asyncio.start_server(self._accept, "127.0.0.1", 0)
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._writers.add(writer)
+        try:
+            if not self.up:
+                await reader.read()  # hold the socket open, say nothing
+                return
+            up_reader, up_writer = await asyncio.open_connection(*self.target)
+            self._writers.add(up_writer)
+            await asyncio.gather(self._pipe(reader, up_writer), self._pipe(up_reader, writer))
+        except (OSError, asyncio.IncompleteReadError):
+            pass
+        finally:
+            writer.close()
+
+    async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while data := await reader.read(65536):
+                writer.write(data)
+                await writer.drain()
+        except OSError:
+            pass
+        finally:
+            writer.close()
+
+    def cut(self) -> None:
+        self.up = False
+        for w in list(self._writers):
+            w.close()
+        self._writers.clear()
+
+    def restore(self) -> None:
+        self.up = True
+        for w in list(self._writers):  # blackholed sockets: let the clients give up on them
+            w.close()
+        self._writers.clear()
+
+    async def stop(self) -> None:
+        self.cut()
+        if self._server is not None:
+            self._server.close()
+            await self._server.wait_closed()
