@@ -179,3 +179,13 @@ def test_clean_answer() -> None:
         )
         is None
     )
+
+
+def test_budget_spent_with_thinking_switched_on_is_blamed_on_reasoning() -> None:
+    # vLLM-style servers report no reasoning_tokens: our own "thinking on" is the evidence.
+    d = classify(text="", reasoning_seen=False, finish_reason="length", max_tokens=32,
+                 thinking=True)
+    assert d is not None and d.code == "truncated_by_reasoning"
+    assert "max_tokens" in d.advice or "思考" in d.advice
+    off = classify(text="", reasoning_seen=False, finish_reason="length", thinking=False)
+    assert off is not None and off.code == "truncated"

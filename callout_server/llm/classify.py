@@ -67,8 +67,12 @@ def has_answer(text: str, tool_calls: int) -> bool:
     return tool_calls > 0 or bool(text.strip())
 
 
-def reasoning_signal(reasoning_seen: bool, usage: Usage | None) -> bool:
-    return reasoning_seen or bool(usage is not None and (usage.reasoning_tokens or 0) > 0)
+def reasoning_signal(reasoning_seen: bool, usage: Usage | None, thinking: bool | None = None) -> bool:
+    """Any evidence that the model reasoned: reasoning text, reasoning tokens in usage, or our
+    own request switching thinking on (vLLM-style servers report no reasoning tokens, and a
+    budget spent with no answer while thinking was asked for went to the reasoning)."""
+    return (reasoning_seen or thinking is True
+            or bool(usage is not None and (usage.reasoning_tokens or 0) > 0))
 
 
 def classify(
@@ -79,13 +83,14 @@ def classify(
     finish_reason: str | None,
     usage: Usage | None = None,
     max_tokens: int | None = None,
+    thinking: bool | None = None,
     locale: Locale = "zh",
 ) -> Diagnostic | None:
     """The diagnostic for one finished call, or None when it answered cleanly.
 
     `reasoning_seen`: reasoning text arrived in any field or inline (whitespace-only blocks,
     such as the empty `<think>\\n\\n</think>` of a suppressed model, do not count — the caller
-    passes `bool(reasoning.strip())`).
+    passes `bool(reasoning.strip())`). `thinking`: the switch our request sent (True = on).
     """
     answered = has_answer(text, tool_calls)
     numbers: dict[str, Any] = {
@@ -100,7 +105,7 @@ def classify(
     if finish_reason == LENGTH:
         if answered:
             return Diagnostic.make("truncated", locale, **numbers)
-        if reasoning_signal(reasoning_seen, usage):
+        if reasoning_signal(reasoning_seen, usage, thinking):
             return Diagnostic.make("truncated_by_reasoning", locale, **numbers)
         return Diagnostic.make("truncated", locale, **numbers)
     if finish_reason in CONTEXT_EXCEEDED:

@@ -150,6 +150,7 @@ class LLMClient:
             finish_reason=adapter.finish_reason,
             usage=usage,
             max_tokens=built.max_tokens,
+            thinking=built.thinking,
             locale=locale,
         )
         if not usable(diagnostic, text=text, tool_calls=len(tools)):

@@ -339,6 +339,7 @@ class LLMStream:
             finish_reason=last.reason,
             usage=self.usage,
             max_tokens=self.max_tokens,
+            thinking=self.thinking,
             locale=self._locale,
         )
         self._queue.append(Finish(last.reason, self.diagnostic, last.extra))
