@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field, fields
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from callout_server.db.base import utcnow
 from callout_server.llm.diagnostics import Diagnostic
+from callout_server.llm.dialects import resolve_dialect
+from callout_server.llm.events import Usage
+
+if TYPE_CHECKING:
+    from callout_server.calllog.recorder import DiagnosticsRecorder
+    from callout_server.config.model import LLMConfig
 
 # Bounded so one pathological vendor message cannot bloat the log table.
 MAX_TEXT = 2000
@@ -69,3 +76,38 @@ class CallRecord:
 
 # Column names, in the table's order of the dataclass fields.
 COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(CallRecord))
+
+
+TOKEN_KEYS = ("prompt_tokens", "completion_tokens", "reasoning_tokens")
+
+
+def record_call(recorder: DiagnosticsRecorder | None, tier: str, cfg: LLMConfig,
+                diagnostic: Diagnostic | None, *, started: float,
+                usage: Usage | dict[str, int | None] | None = None, vendor: str | None = None,
+                **fields: Any) -> Diagnostic | None:
+    """Hand one model call of any tier to the call log (no I/O: the recorder queues it).
+
+    `started` is the call's `time.perf_counter()` start. Usage the vendor reported wins; a
+    failed call often has none, and then the counts its diagnostic carries (e.g. the tokens
+    reasoning ate) are kept. Other `fields` (call_id, ttft_ms, finish_reason, ...) fill what
+    the diagnostic left empty. Returns the diagnostic carrying its record id, which the
+    caller hands on so ops can find the record.
+    """
+    if recorder is None:
+        return diagnostic
+    rec = CallRecord.from_diagnostic(
+        tier, diagnostic, model=cfg.model, config_id=cfg.id,
+        # The dialect the call was sent in (detected from the URL when not configured).
+        vendor=vendor or resolve_dialect(cfg).name,
+        latency_ms=round((time.perf_counter() - started) * 1000, 1))
+    reported = usage.to_dict() if isinstance(usage, Usage) else (usage or {})
+    for key in TOKEN_KEYS:
+        if reported.get(key) is not None:
+            setattr(rec, key, reported[key])
+    for key, value in fields.items():
+        if value is not None and getattr(rec, key) is None:
+            setattr(rec, key, value)
+    record_id = recorder.record(rec)
+    if diagnostic is None or record_id is None:
+        return diagnostic
+    return diagnostic.with_id(record_id)

@@ -34,7 +34,7 @@ from collections.abc import Callable
 from typing import Any
 
 from callout_server.calllog.recorder import DiagnosticsRecorder
-from callout_server.calllog.records import CallRecord
+from callout_server.calllog.records import record_call
 from callout_server.config.model import LLMConfig
 from callout_server.config.settings import ChatSettings
 from callout_server.llm.client import LLMClient
@@ -285,23 +285,9 @@ class ChatService:
 
     def _record(self, cfg: LLMConfig, call_id: str, diagnostic: Diagnostic | None,
                 started: float, *, stream: LLMStream | None = None, **fields: Any) -> None:
-        if self._recorder is None:
-            return
-        usage = fields.pop("usage", None) or {}
-        latency_ms = round((time.perf_counter() - started) * 1000, 1)
-        ttft_ms = None
         if stream is not None:
-            ttft_ms = round(stream.ttft_ms, 1) if stream.ttft_ms is not None else None
-            usage = stream.usage.to_dict() if stream.usage is not None else usage
-            fields.setdefault("finish_reason", stream.finish_reason)
-            fields.setdefault("max_tokens", stream.max_tokens)
-        rec = CallRecord.from_diagnostic("chat", diagnostic, model=cfg.model, vendor=cfg.vendor,
-                                         config_id=cfg.id, latency_ms=latency_ms,
-                                         ttft_ms=ttft_ms, call_id=call_id)
-        for key in ("prompt_tokens", "completion_tokens", "reasoning_tokens"):
-            if getattr(rec, key) is None:
-                setattr(rec, key, usage.get(key))
-        for key, value in fields.items():
-            if value is not None and getattr(rec, key) is None:
-                setattr(rec, key, value)
-        self._recorder.record(rec)
+            fields |= {"usage": stream.usage, "finish_reason": stream.finish_reason,
+                       "max_tokens": stream.max_tokens, "vendor": stream.dialect,
+                       "ttft_ms": round(stream.ttft_ms, 1) if stream.ttft_ms is not None else None}
+        record_call(self._recorder, "chat", cfg, diagnostic, started=started, call_id=call_id,
+                    **fields)

@@ -35,6 +35,7 @@ from callout_server.llm.errors import LLMCallError
 from callout_server.llm.events import Event, Finish, TextDelta, ToolCall, Usage
 from callout_server.llm.sentences import SentenceBatcher, join_sentences
 from callout_server.llm.speakable import speakable
+from callout_server.tiers.errors import TIMEOUT_CODES
 
 if TYPE_CHECKING:
     from callout_server.llm.stream import LLMStream
@@ -42,7 +43,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-TIMEOUT_CODES = frozenset({"timeout", "deadline_exceeded"})
 _INTERNAL = {"zh": "对话服务内部错误，本轮回复已结束", "en": "internal error in the chat service"}
 
 OpenStream = Callable[[], "LLMStream"]

@@ -12,35 +12,21 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from callout_server.api.errors import ApiError
 from callout_server.calllog.recorder import DiagnosticsRecorder
-from callout_server.calllog.records import CallRecord
+from callout_server.calllog.records import record_call
 from callout_server.config.model import LLMConfig
 from callout_server.llm.client import Completion, LLMClient
 from callout_server.llm.diagnostics import Diagnostic, Locale
-from callout_server.llm.dialects import resolve_dialect
 from callout_server.llm.errors import LLMCallError
 from callout_server.llm.json_extract import JSONExtractionError, extract_json_object
 from callout_server.llm.request import LLMRequest
+from callout_server.tiers.errors import ModelCallFailed
 from callout_server.tiers.nlu.prompt import build_messages
 from callout_server.tiers.nlu.schemas import DecideRequest, Decision
 from callout_server.tiers.nlu.validate import SchemaMismatch, validate_answer
 
 # Below this much time left, a retry could not finish: answer now instead.
 MIN_RETRY_BUDGET_S = 0.05
-TIMEOUT_CODES = frozenset({"timeout", "deadline_exceeded"})
-
-
-class NluDecisionFailed(ApiError):
-    """The model call failed and the node gave no fallback intent: 502, or 504 for time."""
-
-    def __init__(self, diagnostic: Diagnostic) -> None:
-        super().__init__(diagnostic.message, code=diagnostic.code,
-                         status=504 if diagnostic.code in TIMEOUT_CODES else 502,
-                         diagnostic=diagnostic.to_dict())
-        self.diagnostic = diagnostic
-
-
 class NluService:
     def __init__(self, llm: LLMClient, active_config: Callable[[], LLMConfig],
                  recorder: DiagnosticsRecorder | None = None, locale: Locale = "zh") -> None:
@@ -83,7 +69,7 @@ class NluService:
                 break
         assert diagnostic is not None
         if req.fallback_intent is None:
-            raise NluDecisionFailed(diagnostic)
+            raise ModelCallFailed(diagnostic)
         return Decision(intent=req.fallback_intent, confidence=None,
                         slots={s.name: None for s in req.slots}, fallback=True, model=cfg.model,
                         latency_ms=_ms_since(started), diagnostic=diagnostic.to_dict())
@@ -113,23 +99,12 @@ class NluService:
     def _record(self, req: DecideRequest, cfg: LLMConfig, diagnostic: Diagnostic | None,
                 started: float, completion: Completion | None) -> Diagnostic | None:
         """Hand the attempt to the call log; returns the diagnostic carrying its record id."""
-        if self._recorder is None:
-            return diagnostic
-        rec = CallRecord.from_diagnostic(
-            "nlu", diagnostic, model=cfg.model, config_id=cfg.id, call_id=req.call_id,
-            node_id=req.node_id, latency_ms=round((time.perf_counter() - started) * 1000, 1),
-            # A failed call has no Completion; the dialect it was sent in is still known.
-            vendor=completion.dialect if completion else resolve_dialect(cfg).name)
-        if completion is not None:
-            rec.max_tokens = rec.max_tokens or completion.max_tokens
-            rec.finish_reason = rec.finish_reason or completion.finish_reason
-            rec.prompt_tokens = completion.usage.prompt_tokens
-            rec.completion_tokens = completion.usage.completion_tokens
-            rec.reasoning_tokens = completion.usage.reasoning_tokens
-        record_id = self._recorder.record(rec)
-        if diagnostic is None or record_id is None:
-            return diagnostic
-        return diagnostic.with_id(record_id)
+        return record_call(
+            self._recorder, "nlu", cfg, diagnostic, started=started, call_id=req.call_id,
+            node_id=req.node_id, usage=completion.usage if completion else None,
+            vendor=completion.dialect if completion else None,
+            max_tokens=completion.max_tokens if completion else None,
+            finish_reason=completion.finish_reason if completion else None)
 
 
 class _Failure(Exception):

@@ -12,31 +12,20 @@ import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from callout_server.api.errors import ApiError
 from callout_server.api.sse import sse_event
 from callout_server.calllog.recorder import DiagnosticsRecorder
-from callout_server.calllog.records import CallRecord
+from callout_server.calllog.records import record_call
 from callout_server.config.model import LLMConfig
 from callout_server.llm.client import LLMClient
 from callout_server.llm.diagnostics import Diagnostic, Locale
-from callout_server.llm.dialects import resolve_dialect
 from callout_server.llm.errors import LLMCallError
 from callout_server.llm.events import Finish, ReasoningDelta, TextDelta, Usage
+from callout_server.tiers.errors import TIMEOUT_CODES, ModelCallFailed
 from callout_server.tiers.script.drafts import DraftStore
 from callout_server.tiers.script.prompt import build_messages
 from callout_server.tiers.script.schemas import GenerateRequest, GenerateResult
 
 log = logging.getLogger(__name__)
-
-TIMEOUT_CODES = frozenset({"timeout", "deadline_exceeded"})
-
-
-class ScriptGenerationFailed(ApiError):
-    def __init__(self, diagnostic: Diagnostic) -> None:
-        super().__init__(diagnostic.message, code=diagnostic.code,
-                         status=504 if diagnostic.code in TIMEOUT_CODES else 502,
-                         diagnostic=diagnostic.to_dict())
-
 
 def _ms(value: float | None) -> float | None:
     return round(value, 1) if value is not None else None
@@ -62,7 +51,7 @@ class ScriptService:
             done = await self._llm.complete(cfg, req.overrides.apply(build_messages(req.brief)))
         except LLMCallError as exc:
             diagnostic = self._record(cfg, exc.diagnostic, started)
-            raise ScriptGenerationFailed(diagnostic or exc.diagnostic) from exc
+            raise ModelCallFailed(diagnostic or exc.diagnostic) from exc
         diagnostic = self._record(cfg, done.diagnostic, started, usage=done.usage.to_dict(),
                                   finish_reason=done.finish_reason, max_tokens=done.max_tokens)
         draft_id, draft_error = None, None
@@ -148,23 +137,4 @@ class ScriptService:
 
     def _record(self, cfg: LLMConfig, diagnostic: Diagnostic | None, started: float,
                 **fields: Any) -> Diagnostic | None:
-        if self._recorder is None:
-            return diagnostic
-        usage = fields.pop("usage", None) or {}
-        rec = CallRecord.from_diagnostic(
-            "script", diagnostic, model=cfg.model, config_id=cfg.id,
-            # The dialect the call was sent in (detected from the URL when not configured).
-            vendor=resolve_dialect(cfg).name,
-            latency_ms=round((time.perf_counter() - started) * 1000, 1))
-        # Usage the vendor reported wins; a failed call often has none, and then the counts
-        # the diagnostic carries (e.g. the tokens reasoning ate) must not be blanked out.
-        for key in ("prompt_tokens", "completion_tokens", "reasoning_tokens"):
-            if usage.get(key) is not None:
-                setattr(rec, key, usage[key])
-        for key, value in fields.items():
-            if value is not None and getattr(rec, key) is None:
-                setattr(rec, key, value)
-        record_id = self._recorder.record(rec)
-        if diagnostic is None or record_id is None:
-            return diagnostic
-        return diagnostic.with_id(record_id)
+        return record_call(self._recorder, "script", cfg, diagnostic, started=started, **fields)
