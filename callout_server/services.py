@@ -111,6 +111,7 @@ class Services:
 
         self.auth = AuthService(self.settings.auth, self.db)
         await self.auth.start()
+        self._stoppers.append(self.auth.stop)
 
     async def _start_tiers(self) -> None:
         from callout_server.calllog.recorder import DiagnosticsRecorder

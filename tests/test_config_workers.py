@@ -13,6 +13,7 @@ import time
 import httpx
 
 from tests.fixtures.database import ADMIN_HEADERS, core, free_port, llm_config_body
+from tests.fixtures.tcp_proxy import TcpProxy
 
 URL = "/api/admin/llm-configs"
 
@@ -81,54 +82,11 @@ async def test_redis_down_degrades_and_polls(start_worker) -> None:
         assert await _wait_generation(client, b, generation, timeout_s=1.0) < 1.0
 
 
-class TcpProxy:
-    """127.0.0.1:<port> -> PostgreSQL; `cut()` drops every connection and stops listening."""
-
-    def __init__(self, target_port: int = 5432) -> None:
-        self.port = free_port()
-        self.target_port = target_port
-        self._server: asyncio.Server | None = None
-        self._writers: set[asyncio.StreamWriter] = set()
-
-    async def start(self) -> None:
-        self._server = await asyncio.start_server(self._handle, "127.0.0.1", self.port)
-
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.target_port)
-        except OSError:
-            writer.close()
-            return
-        self._writers |= {writer, up_writer}
-
-        async def pipe(src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
-            try:
-                while data := await src.read(65536):
-                    dst.write(data)
-                    await dst.drain()
-            except (ConnectionError, OSError):
-                pass
-            finally:
-                dst.close()
-
-        await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
-        self._writers -= {writer, up_writer}
-
-    async def cut(self) -> None:
-        if self._server is not None:
-            self._server.close()
-            await self._server.wait_closed() if not self._writers else None
-            self._server = None
-        for w in list(self._writers):
-            w.transport.abort()
-        self._writers.clear()
-
-
 async def test_database_down_serves_snapshot_refuses_writes_and_recovers(
         start_worker, pg_url) -> None:
     proxy = TcpProxy()
     await proxy.start()
-    proxied = pg_url.replace("127.0.0.1:5432", f"127.0.0.1:{proxy.port}")
+    proxied = proxy.url_for(pg_url)
     env = {"CALLOUT_POLL_INTERVAL_S": "0.5"}
     a = await start_worker("a", **env)
     b = await start_worker("b", database_url=proxied, **env)
@@ -138,7 +96,7 @@ async def test_database_down_serves_snapshot_refuses_writes_and_recovers(
                                        is_active=True)
             await _wait_generation(client, a, generation, timeout_s=1.0)
 
-            await proxy.cut()
+            proxy.cut(refuse=True)
             start = time.monotonic()
             while (await _health(client, b))["db"] != "down":
                 assert time.monotonic() - start < 5, "b never noticed the database is gone"
@@ -159,7 +117,7 @@ async def test_database_down_serves_snapshot_refuses_writes_and_recovers(
             # Meanwhile the cluster moves on through worker A.
             newer = await _change(client, a, name="while-down", model="m-new", is_active=True)
 
-            await proxy.start()  # the database is back: b heals without a restart
+            proxy.restore()  # the database is back: b heals without a restart
             await _wait_generation(client, b, newer, timeout_s=5.0)
             health = await _health(client, b)
             assert health["db"] == "ok" and health["status"] == "ok"
@@ -170,4 +128,4 @@ async def test_database_down_serves_snapshot_refuses_writes_and_recovers(
                                   headers=ADMIN_HEADERS)
             assert r.status_code == 201
     finally:
-        await proxy.cut()
+        await proxy.stop()

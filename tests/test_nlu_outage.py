@@ -18,7 +18,8 @@ import httpx
 from sqlalchemy import event
 
 from tests.fixtures.database import ADMIN_HEADERS, llm_config_body, reset_tables
-from tests.test_nlu_support import TcpProxy, answer, decide, nlu_app
+from tests.fixtures.tcp_proxy import TcpProxy
+from tests.test_nlu_support import answer, decide, nlu_app
 
 
 class TaskQueryCounter:

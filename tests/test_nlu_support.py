@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator, Callable
@@ -68,62 +67,3 @@ async def nlu_app(make_settings: Callable[..., Settings], pg_url: str, emulator:
             yield client
 
 
-class TcpProxy:
-    """Forwards 127.0.0.1:<port> to a target; `cut()` simulates a database outage.
-
-    While cut, open connections are closed and new ones are accepted but never answered (a
-    blackholed host: the client waits for its connect timeout, the worst case for a writer).
-    """
-
-    def __init__(self, target_host: str, target_port: int) -> None:
-        self.target = (target_host, target_port)
-        self.port = 0
-        self.up = True
-        self._server: asyncio.Server | None = None
-        self._writers: set[asyncio.StreamWriter] = set()
-
-    async def start(self) -> None:
-        self._server = await asyncio.start_server(self._accept, "127.0.0.1", 0)
-        self.port = self._server.sockets[0].getsockname()[1]
-
-    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self._writers.add(writer)
-        try:
-            if not self.up:
-                await reader.read()  # hold the socket open, say nothing
-                return
-            up_reader, up_writer = await asyncio.open_connection(*self.target)
-            self._writers.add(up_writer)
-            await asyncio.gather(self._pipe(reader, up_writer), self._pipe(up_reader, writer))
-        except (OSError, asyncio.IncompleteReadError):
-            pass
-        finally:
-            writer.close()
-
-    async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            while data := await reader.read(65536):
-                writer.write(data)
-                await writer.drain()
-        except OSError:
-            pass
-        finally:
-            writer.close()
-
-    def cut(self) -> None:
-        self.up = False
-        for w in list(self._writers):
-            w.close()
-        self._writers.clear()
-
-    def restore(self) -> None:
-        self.up = True
-        for w in list(self._writers):  # blackholed sockets: let the clients give up on them
-            w.close()
-        self._writers.clear()
-
-    async def stop(self) -> None:
-        self.cut()
-        if self._server is not None:
-            self._server.close()
-            await self._server.wait_closed()

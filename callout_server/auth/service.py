@@ -14,6 +14,7 @@ hashes has committed.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import logging
 import secrets
@@ -44,7 +45,7 @@ from callout_server.auth.tokens import (
 )
 from callout_server.config.settings import AuthSettings
 from callout_server.db.base import utcnow
-from callout_server.db.engine import Database
+from callout_server.db.engine import Database, is_db_unavailable
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +87,7 @@ class AuthService:
         self._out = out  # None: sys.stdout at the time of printing
         self.clock = clock
         self.throttle = LoginThrottle()
+        self._retry: asyncio.Task[None] | None = None
         self.session_ttl = timedelta(seconds=settings.session_ttl_s)
         # Env tokens work from the first instant, even before bootstrap has reached the DB.
         self.tokens = TokenTable(
@@ -96,8 +98,36 @@ class AuthService:
     # ---------------------------------------------------------------- start-up
 
     async def start(self) -> None:
-        await self.bootstrap()
+        try:
+            await self.bootstrap()
+        except Exception as exc:
+            if not is_db_unavailable(exc):
+                raise  # a missing table or a bad setting must fail loudly
+            # The database is down at start: tokens from the environment already work from
+            # memory, so the worker serves; the stored credentials catch up in the background.
+            log.warning("auth bootstrap: database unavailable (%s); retrying in the background",
+                        type(exc).__name__)
+            self._retry = asyncio.create_task(self._bootstrap_when_db_returns())
         await asyncio.to_thread(warm_up)
+
+    async def stop(self) -> None:
+        if self._retry is not None:
+            self._retry.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._retry
+
+    async def _bootstrap_when_db_returns(self, interval_s: float = 2.0) -> None:
+        while True:
+            await asyncio.sleep(interval_s)
+            try:
+                await self.bootstrap()
+            except Exception as exc:
+                if not is_db_unavailable(exc):
+                    log.exception("auth bootstrap failed")
+                    return
+                continue
+            log.info("auth bootstrap: done now that the database is back")
+            return
 
     async def bootstrap(self) -> None:
         """Bring stored credentials in line with the environment; generate what is missing."""

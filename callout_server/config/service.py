@@ -15,8 +15,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy.exc import DBAPIError, IntegrityError, InterfaceError, OperationalError
-from sqlalchemy.exc import TimeoutError as PoolTimeout
+from sqlalchemy.exc import IntegrityError
 
 from callout_server.api.errors import ApiError, ServiceUnavailable
 from callout_server.config.errors import (
@@ -49,7 +48,7 @@ from callout_server.config.snapshot import (
     row_to_config,
 )
 from callout_server.db.base import utcnow
-from callout_server.db.engine import Database
+from callout_server.db.engine import Database, is_db_unavailable
 
 if TYPE_CHECKING:
     from callout_server.llm.client import LLMClient
@@ -59,13 +58,6 @@ FIELDS = ("tier", "name", "base_url", "model", "api_style", "timeout_s", "max_to
           "temperature", "enable_thinking", "reasoning_effort", "extra_params", "vendor",
           "is_active")
 TEST_PROMPT = "ping"
-
-
-def is_db_unavailable(exc: BaseException) -> bool:
-    """Connection-level failures (as opposed to constraint violations or bugs)."""
-    if isinstance(exc, DBAPIError) and exc.connection_invalidated:
-        return True
-    return isinstance(exc, OperationalError | InterfaceError | PoolTimeout | OSError | TimeoutError)
 
 
 class _Unchanged(Exception):

@@ -6,6 +6,8 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from sqlalchemy import event
+from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
@@ -14,6 +16,13 @@ from sqlalchemy.ext.asyncio import (
 )
 
 from callout_server.db.base import SCHEMA
+
+
+def is_db_unavailable(exc: BaseException) -> bool:
+    """Connection-level failures (as opposed to constraint violations or bugs)."""
+    if isinstance(exc, DBAPIError) and exc.connection_invalidated:
+        return True
+    return isinstance(exc, OperationalError | InterfaceError | PoolTimeout | OSError | TimeoutError)
 
 
 def is_sqlite(url: str) -> bool:
