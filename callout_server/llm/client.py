@@ -29,7 +29,6 @@ from typing import Literal
 import aiohttp
 import httpx
 import orjson
-from httpx_aiohttp.transport import AiohttpTransport
 
 from callout_server.config.model import LLMConfig
 from callout_server.llm.adapters import InBandError, make_adapter
@@ -43,8 +42,10 @@ from callout_server.llm.stream import LLMStream
 from callout_server.llm.transport import (
     CONNECT_TIMEOUT_S,
     TRANSPORT_ERRORS,
+    aiohttp_session,
     call_error,
     make_http_client,
+    make_transport,
     request_headers,
     status_error,
     transport_error,
@@ -87,7 +88,10 @@ class LLMClient:
         connect_timeout_s: float = CONNECT_TIMEOUT_S,
         read_timeout_s: float = READ_TIMEOUT_S,
     ) -> None:
-        self._http = http if http is not None else make_http_client()
+        # With our own client we also keep its transport: the non-streamed hot path posts
+        # through the transport's aiohttp session directly (see `_post`).
+        self._transport = make_transport() if http is None else None
+        self._http = http if http is not None else make_http_client(transport=self._transport)
         self._owns_http = http is None
         self.locale: Literal["zh", "en"] = locale
         self.connect_timeout_s = connect_timeout_s
@@ -184,20 +188,18 @@ class LLMClient:
                     ) -> tuple[int, bytes]:
         """POST and read the whole body: (status, body bytes).
 
-        On the shared aiohttp-backed client this goes to the aiohttp session directly: the
-        httpx layer on top (request/response models, URL parsing, header merging, auth and
-        redirect hooks) cost ~0.4 ms of CPU per call, more than the rest of an NLU decision
-        (bench/bench_nlu.py). Same pool, same connections; aiohttp's exceptions are
-        translated by `transport_error` like httpx's. Any other client (tests' mock
-        transports, a proxy) takes the httpx path.
+        On our own pooled client this goes through the transport's aiohttp session directly:
+        the httpx layer on top (request/response models, URL parsing, header merging, hooks)
+        cost ~0.4 ms of CPU per call, more than the rest of an NLU decision
+        (bench/bench_nlu.py). Same pool, same connections; aiohttp's exceptions are translated
+        by `transport_error` like httpx's. A client passed in (tests' mock transports, a
+        proxy) takes the httpx path.
         """
-        transport = getattr(self._http, "_transport", None)
-        if isinstance(transport, AiohttpTransport) and transport.proxy is None:
-            if not isinstance(transport.client, aiohttp.ClientSession):
-                transport.client = transport.get_client()
+        if self._transport is not None:
             timeout = aiohttp.ClientTimeout(sock_connect=min(self.connect_timeout_s, total))
-            async with transport.client.post(url, data=body, headers=headers, timeout=timeout,
-                                             allow_redirects=False) as response:
+            session = aiohttp_session(self._transport)
+            async with session.post(url, data=body, headers=headers, timeout=timeout,
+                                    allow_redirects=False) as response:
                 return response.status, await response.read()
         response = await self._http.post(
             url, content=body, headers=headers,

@@ -24,7 +24,7 @@ try:  # aiohttp is the transport's dependency; without it we still translate htt
 except ImportError:  # pragma: no cover
     aiohttp = None  # type: ignore[assignment]
 
-from httpx_aiohttp import HttpxAiohttpClient
+from httpx_aiohttp import AiohttpTransport
 
 from callout_server.llm.diagnostics import Diagnostic, Locale
 from callout_server.llm.errors import LLMCallError
@@ -35,19 +35,34 @@ CONNECT_TIMEOUT_S = 5.0
 _DETAIL_LIMIT = 300
 
 
-def make_http_client(
+def make_transport(
     *,
     max_connections: int = MAX_CONNECTIONS,
     keepalive_expiry: float = KEEPALIVE_EXPIRY_S,
+) -> AiohttpTransport:
+    """The pooled aiohttp transport; its session is opened on first use, on the running loop."""
+    return AiohttpTransport(limits=httpx.Limits(
+        max_connections=max_connections,
+        max_keepalive_connections=max_connections,
+        keepalive_expiry=keepalive_expiry,
+    ))
+
+
+def aiohttp_session(transport: AiohttpTransport) -> aiohttp.ClientSession:
+    """The transport's aiohttp session (the same pool httpx requests use), opened if needed."""
+    if not isinstance(transport.client, aiohttp.ClientSession):
+        transport.client = transport.get_client()
+    return transport.client
+
+
+def make_http_client(
+    *,
+    transport: AiohttpTransport | None = None,
     connect_timeout: float = CONNECT_TIMEOUT_S,
 ) -> httpx.AsyncClient:
     """The shared pooled client (httpx interface, aiohttp transport). Create once per process."""
-    return HttpxAiohttpClient(
-        limits=httpx.Limits(
-            max_connections=max_connections,
-            max_keepalive_connections=max_connections,
-            keepalive_expiry=keepalive_expiry,
-        ),
+    return httpx.AsyncClient(
+        transport=transport or make_transport(),
         timeout=httpx.Timeout(None, connect=connect_timeout),
         follow_redirects=False,
     )
