@@ -51,3 +51,15 @@ def test_at_least_four_characters_always_hidden(n: int) -> None:
         masked = mask_api_key(key)
         assert "****" in masked
         assert len(key) - (len(masked) - 4) >= 4
+
+
+@pytest.mark.parametrize("key", [
+    "e9b1c2d3-4f5a-4b6c-8d7e-9f0a1b2c3d4e",   # a UUID key (Ark, Azure): no prefix at all
+    "abcd1234-ef56-ab78-cd90-ef1234567890",
+    "sk-0123456789abcdef0123456789abcdef",   # DeepSeek-style: only `sk-`
+    "ab3_cd4_ef5_gh6_ij7_kl8_mn9_op0",
+])
+def test_random_key_material_is_never_taken_for_a_prefix(key: str) -> None:
+    masked = mask_api_key(key)
+    shown = len(masked) - len("****")
+    assert shown <= len(vendor_prefix(key)) + 8 and len(vendor_prefix(key)) <= 3
