@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from callout_server.tiers.chat.errors import SessionExists, SessionNotFound
+from callout_server.tiers.chat.errors import SessionExists, SessionNotFound, TooManySessions
 from callout_server.tiers.chat.history import SUMMARY_HEADER
 from callout_server.tiers.chat.schemas import ToolOutputRequest
 from tests.test_chat_support import (
@@ -35,6 +35,20 @@ async def test_duplicate_session_is_409(emulator):
         assert (err.value.status, err.value.code) == (409, "session_exists")
         with pytest.raises(SessionNotFound):
             turn(h, "t1", "喂", call_id="nope")
+    finally:
+        await h.close()
+
+
+async def test_session_cap_refuses_new_calls_clearly_until_one_ends(emulator):
+    h = await make_service(emulator, emulator.unique_model("chatm"), max_sessions=2)
+    try:
+        new_session(h, "c1")
+        new_session(h, "c2")
+        with pytest.raises(TooManySessions) as err:
+            new_session(h, "c3")
+        assert (err.value.status, err.value.code) == (503, "too_many_sessions")
+        h.service.delete_session("c1")
+        new_session(h, "c3")
     finally:
         await h.close()
 

@@ -130,6 +130,7 @@ class ChatSettings(_Section):
     batch_sentences: int = Field(3, ge=1, le=10)
     first_clause_min_chars: int = Field(10, ge=1)
     session_ttl_s: float = Field(1800.0, gt=0)
+    max_sessions: int = Field(10_000, ge=1)  # per worker; beyond it, 503 too_many_sessions
     ttft_timeout_s: float = Field(5.0, gt=0)
     read_timeout_s: float = Field(8.0, gt=0)
     total_timeout_s: float = Field(60.0, gt=0)

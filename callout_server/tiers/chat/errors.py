@@ -6,11 +6,12 @@
       StaleTurn       (409 stale_revision)      a revision not newer than the one seen
                       (409 stale_turn)          a revision of a turn that is no longer the newest
       UnknownToolCall (409 unknown_call_id)     a tool output for no pending call
+      TooManySessions (503 too_many_sessions)   the worker holds `[chat] max_sessions` already
 """
 
 from __future__ import annotations
 
-from callout_server.api.errors import Conflict, NotFound
+from callout_server.api.errors import Conflict, NotFound, ServiceUnavailable
 
 
 class SessionNotFound(NotFound):
@@ -38,3 +39,11 @@ class UnknownToolCall(Conflict):
 
     def __init__(self, call_id: str) -> None:
         super().__init__(f"no pending tool call with call_id {call_id!r}")
+
+
+class TooManySessions(ServiceUnavailable):
+    code = "too_many_sessions"
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"this worker already holds {limit} chat sessions ([chat] max_sessions); "
+                         "end finished calls with DELETE, or add workers")

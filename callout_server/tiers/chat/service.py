@@ -46,6 +46,7 @@ from callout_server.tiers.chat.errors import (
     SessionExists,
     SessionNotFound,
     StaleTurn,
+    TooManySessions,
     UnknownToolCall,
 )
 from callout_server.tiers.chat.history import ChatHistory, Summariser
@@ -132,6 +133,9 @@ class ChatService:
     def create_session(self, req: SessionCreate) -> SessionView:
         if req.call_id in self.sessions:
             raise SessionExists(req.call_id)
+        if len(self.sessions) >= self.settings.max_sessions:
+            # Memory is bounded by the idle TTL; this bounds a burst before the sweep runs.
+            raise TooManySessions(self.settings.max_sessions)
         summarise = self._summariser(req.call_id) if req.compact_history else None
         history = ChatHistory(req.system_prompt or None, size=req.history_turns,
                               compact_history=req.compact_history, summarise=summarise)
