@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from typing import Any
 
 import httpx
@@ -152,6 +153,14 @@ def test_truncation_diagnostic_with_advice(page: Any, console_server: str, emula
     page.get_by_test_id("nlu-result").locator(".diag-box").wait_for(timeout=30_000)
     assert "truncated_by_reasoning" in page.get_by_test_id("nlu-result").inner_text()
     shot(page, "real-04-playground-nlu-truncated")
+    # The call log is written in the background (batched): wait for the record, then look.
+    with admin(console_server) as api:
+        for _ in range(100):
+            found = api.get("/api/admin/diagnostics",
+                            params={"code": "truncated_by_reasoning", "model": model}).json()
+            if found["items"]:
+                break
+            time.sleep(0.1)
     page.goto(f"{console_server}/admin#/ai/diagnostics?code=truncated_by_reasoning&model={model}")
     trunc = page.locator("tr.row-truncated[data-code=truncated_by_reasoning]").first
     trunc.wait_for(timeout=15_000)
