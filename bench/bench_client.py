@@ -19,15 +19,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import socket
 import statistics
 import subprocess
 import sys
-import time
 from collections.abc import Awaitable, Callable
 
 import httpx
 import orjson
+from loadgen import free_port, pct, run_batch, serve_fixed, wait_port
 
 from callout_server.llm import LLMClient, LLMConfig, LLMRequest
 from callout_server.llm.transport import make_http_client, make_plain_http_client
@@ -57,68 +56,15 @@ MESSAGES = [
 ]
 
 
-def serve(port: int) -> None:
-    """The upstream process: fixed answer, no per-request work beyond reading the body."""
-    from aiohttp import web
-
-    try:
-        import uvloop
-
-        uvloop.install()
-    except ImportError:
-        pass
-
-    async def handle(request: web.Request) -> web.Response:
-        await request.read()
-        return web.Response(body=REPLY, content_type="application/json")
-
-    app = web.Application()
-    app.router.add_post("/{tail:.*}", handle)
-    web.run_app(app, host="127.0.0.1", port=port, print=None, access_log=None)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def start_upstream() -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
     proc = subprocess.Popen([sys.executable, __file__, "--serve", str(port)])
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return proc, f"http://127.0.0.1:{port}/v1"
-        except OSError:
-            time.sleep(0.05)
-    proc.kill()
-    raise RuntimeError("upstream did not start")
-
-
-async def run_batch(
-    call: Callable[[], Awaitable[None]], total: int, inflight: int
-) -> tuple[float, list[float]]:
-    latencies: list[float] = []
-    remaining = total
-
-    async def worker() -> None:
-        nonlocal remaining
-        while remaining > 0:
-            remaining -= 1
-            t = time.perf_counter()
-            await call()
-            latencies.append((time.perf_counter() - t) * 1000.0)
-
-    start = time.perf_counter()
-    await asyncio.gather(*(worker() for _ in range(inflight)))
-    return time.perf_counter() - start, latencies
-
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+    try:
+        wait_port(port, proc, "upstream", timeout_s=15)
+    except RuntimeError:
+        proc.kill()
+        raise
+    return proc, f"http://127.0.0.1:{port}/v1"
 
 
 async def main(args: argparse.Namespace) -> None:
@@ -211,7 +157,7 @@ if __name__ == "__main__":
     parser.add_argument("--loop", choices=("uvloop", "asyncio"), default="uvloop")
     ns = parser.parse_args()
     if ns.serve:
-        serve(ns.serve)
+        serve_fixed(ns.serve, REPLY)
     else:
         if ns.loop == "uvloop":
             try:

@@ -25,17 +25,15 @@ import argparse
 import asyncio
 import os
 import secrets
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import aiohttp
 import orjson
+from loadgen import free_port, pct, run_batch, serve_fixed, wait_port
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -59,42 +57,6 @@ DECIDE = {
     "fallback_intent": "refuse", "deadline_ms": 1500,
 }
 GOALS = "goals: added p50 < 2 ms at 1 in flight; >= 800 decisions/s; added p99 < 100 ms at 64"
-
-
-# -- the upstream process -------------------------------------------------------------------
-
-def serve_upstream(port: int) -> None:
-    import uvloop
-    from aiohttp import web
-
-    uvloop.install()
-
-    async def handle(request: web.Request) -> web.Response:
-        await request.read()
-        return web.Response(body=REPLY, content_type="application/json")
-
-    app = web.Application()
-    app.router.add_post("/{tail:.*}", handle)
-    web.run_app(app, host="127.0.0.1", port=port, print=None, access_log=None)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def wait_port(port: int, proc: subprocess.Popen[bytes], what: str, timeout_s: float = 30) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"{what} exited with {proc.returncode}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"{what} did not start")
 
 
 # -- the worker's database ------------------------------------------------------------------
@@ -160,29 +122,6 @@ def upstream_body() -> bytes:
 
 
 # -- the load generator ---------------------------------------------------------------------
-
-async def run_batch(call: Callable[[], Awaitable[None]], total: int, inflight: int
-                    ) -> tuple[float, list[float]]:
-    latencies: list[float] = []
-    remaining = total
-
-    async def worker() -> None:
-        nonlocal remaining
-        while remaining > 0:
-            remaining -= 1
-            t = time.perf_counter()
-            await call()
-            latencies.append((time.perf_counter() - t) * 1000.0)
-
-    start = time.perf_counter()
-    await asyncio.gather(*(worker() for _ in range(inflight)))
-    return time.perf_counter() - start, latencies
-
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
 
 async def load(args: argparse.Namespace, upstream: str, worker: str) -> None:
     bare_body = upstream_body()
@@ -267,7 +206,7 @@ if __name__ == "__main__":
     parser.add_argument("--db", choices=("postgres", "sqlite"), default="postgres")
     ns = parser.parse_args()
     if ns.serve:
-        serve_upstream(ns.serve)
+        serve_fixed(ns.serve, REPLY)
     else:
         import uvloop
 
