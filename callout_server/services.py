@@ -14,7 +14,6 @@ Attributes other packages use: `settings`, `db`, `secrets`, `store` (the hot pat
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -43,7 +42,7 @@ class Services:
     config: ConfigService
     sync: ConfigSync
     auth: AuthService
-    llm: LLMClient | None
+    llm: LLMClient
     recorder: DiagnosticsRecorder
     nlu: NluService
     scripts: ScriptService
@@ -52,7 +51,6 @@ class Services:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self._stoppers: list[Any] = []
-        self.llm = None
 
     async def start(self) -> None:
         s = self.settings
@@ -78,10 +76,6 @@ class Services:
         await asyncio.to_thread(upgrade_to_head, db.effective_url)
 
     def _start_llm(self) -> None:
-        # The shared client lands in its own package; until then /test answers 503.
-        if importlib.util.find_spec("callout_server.llm.client") is None:
-            log.warning("callout_server.llm.client is not available: model calls disabled")
-            return
         from callout_server.llm.client import LLMClient
 
         self.llm = LLMClient(locale=self.settings.server.locale)
@@ -127,7 +121,6 @@ class Services:
             flush_interval_s=d.flush_interval_s, retention_days=d.retention_days)
         await self.recorder.start()
         self._stoppers.append(self.recorder.stop)
-        assert self.llm is not None
         locale = s.server.locale
         # The tiers read the configuration through the store on every call: an operator's
         # save swaps the snapshot and the very next call uses it, with no query.

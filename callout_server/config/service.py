@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.exc import IntegrityError
 
-from callout_server.api.errors import ApiError, ServiceUnavailable
+from callout_server.api.errors import ApiError
 from callout_server.config.errors import (
     ConfigNotFound,
     ConfigUnusable,
@@ -69,7 +69,7 @@ class _Unchanged(Exception):
 
 class ConfigService:
     def __init__(self, db: Database, secrets: SecretBox, store: ConfigStore,
-                 file_configs: Mapping[Tier, LLMConfig], *, llm: LLMClient | None = None,
+                 file_configs: Mapping[Tier, LLMConfig], *, llm: LLMClient,
                  write_timeout_s: float = 10.0) -> None:
         self.db = db
         self.secrets = secrets
@@ -333,8 +333,6 @@ class ConfigService:
             key = self.secrets.decrypt(row.api_key_enc, config_id=row.id) if row.api_key_enc else ""
         except SecretDecryptError as exc:
             raise ConfigUnusable(str(exc), row.id) from exc
-        if self.llm is None:
-            raise ServiceUnavailable("the LLM client is not available on this worker")
         cfg = row_to_config(row, key)
         thinking = cfg.enable_thinking
         if thinking is None:
