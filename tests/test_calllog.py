@@ -104,3 +104,25 @@ async def test_retention_purges_only_expired_records(db: Database) -> None:
     async with db.session() as s:
         rows = await repository.list_records(s, limit=10)
     assert [r.call_id for r in rows] == ["new"]
+
+
+async def test_a_hung_write_times_out_and_keeps_the_batch(db: Database) -> None:
+    recorder = DiagnosticsRecorder(db, write_timeout_s=0.2)
+    real_insert = recorder._insert
+    hang = asyncio.Event()
+
+    async def stalled_insert(batch: list[CallRecord]) -> None:  # a half-open connection
+        await hang.wait()
+
+    recorder._insert = stalled_insert  # type: ignore[method-assign]
+    recorder.record(CallRecord(tier="nlu", code="ok", call_id="kept"))
+    started = time.perf_counter()
+    with pytest.raises(TimeoutError):
+        await recorder.flush()
+    assert time.perf_counter() - started < 2
+    assert recorder.pending == 1 and recorder.dropped == 0  # back in the queue, not lost
+    recorder._insert = real_insert  # type: ignore[method-assign]
+    await recorder.flush()
+    async with db.session() as s:
+        rows = await repository.list_records(s, limit=10)
+    assert [r.call_id for r in rows] == ["kept"]

@@ -29,7 +29,7 @@ log = logging.getLogger(__name__)
 class DiagnosticsRecorder:
     def __init__(self, db: Database, *, queue_size: int = 10_000, batch_size: int = 200,
                  flush_interval_s: float = 0.5, retention_days: int = 30,
-                 purge_interval_s: float = 3600.0) -> None:
+                 purge_interval_s: float = 3600.0, write_timeout_s: float = 10.0) -> None:
         self._db = db
         self._queue: deque[CallRecord] = deque()
         self._queue_size = queue_size
@@ -37,6 +37,7 @@ class DiagnosticsRecorder:
         self._flush_interval_s = flush_interval_s
         self._retention = timedelta(days=retention_days)
         self._purge_interval_s = purge_interval_s
+        self._write_timeout_s = write_timeout_s
         self._ids = IdAllocator(db, "llm_call_logs")
         self._copy = db.engine.dialect.driver == "asyncpg"
         self._wake = asyncio.Event()
@@ -112,7 +113,10 @@ class DiagnosticsRecorder:
                 if rec.id is None:
                     await self._ids.refill(low_water=1)
                     rec.id = self._ids.take()
-            await self._insert(batch)
+            # Bounded: a half-open connection (packets dropped, no reset) would otherwise stall
+            # the writer until TCP keepalive gives up, while the queue fills and drops.
+            async with asyncio.timeout(self._write_timeout_s):
+                await self._insert(batch)
         except BaseException:
             # Put the batch back in front, keeping the bound: oldest beyond it are dropped.
             room = self._queue_size - len(self._queue)
