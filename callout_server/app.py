@@ -14,9 +14,12 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from callout_server.api.console import mount_console
+from callout_server.api.deps import authenticate
+from callout_server.api.edge import EdgeMiddleware
 from callout_server.api.errors import install_error_handlers
 from callout_server.api.health import router as health_router
 from callout_server.api.metrics import router as metrics_router
+from callout_server.api.openapi import install_openapi
 from callout_server.auth.router import router as auth_router
 from callout_server.calllog.router import router as diagnostics_router
 from callout_server.config.router import router as config_router
@@ -67,6 +70,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     app = FastAPI(title="callout-server", version="0.1.0", lifespan=lifespan)
     install_error_handlers(app)
+    install_openapi(app)
+    app.add_middleware(EdgeMiddleware, body_limit=settings.server.body_limit,
+                       authenticate=authenticate)
     app.include_router(health_router)
     app.include_router(auth_router)
     app.include_router(config_router)

@@ -16,6 +16,8 @@ def _serve(args: argparse.Namespace) -> None:
     settings = load_settings(args.config)
     if args.config:
         os.environ["CALLOUT_CONFIG"] = args.config  # worker processes re-read the same file
+    trusted = settings.server.forwarded_allow_ips if args.forwarded_allow_ips is None \
+        else args.forwarded_allow_ips
     uvicorn.run(
         "callout_server.app:create_app",
         factory=True,
@@ -26,6 +28,10 @@ def _serve(args: argparse.Namespace) -> None:
         loop="uvloop",
         http="httptools",
         access_log=False,  # per-request log lines cost latency on the dialer's hot path
+        # uvicorn trusts X-Forwarded-For from 127.0.0.1 by default; we trust no proxy
+        # unless told, so a client cannot choose the address the login throttle counts.
+        proxy_headers=bool(trusted),
+        forwarded_allow_ips=trusted or None,
     )
 
 
@@ -50,9 +56,14 @@ def main(argv: list[str] | None = None) -> None:
     sub = parser.add_subparsers(dest="command", required=True)
 
     serve = sub.add_parser("serve", help="serve the API and the console")
-    serve.add_argument("--host")
-    serve.add_argument("--port", type=int)
-    serve.add_argument("--workers", type=int, default=1)
+    serve.add_argument("--host", help="address to bind (default: [server] host, 127.0.0.1)")
+    serve.add_argument("--port", type=int, help="port to bind (default: [server] port, 8080)")
+    serve.add_argument("--workers", type=int, default=1,
+                       help="worker processes (default 1; several need PostgreSQL, see README)")
+    serve.add_argument("--forwarded-allow-ips", metavar="IPS",
+                       help="proxies whose X-Forwarded-For is trusted, comma-separated IPs or "
+                            "CIDRs, or '*' (default: [server] forwarded_allow_ips or "
+                            "$CALLOUT_FORWARDED_ALLOW_IPS; empty = none)")
     serve.set_defaults(func=_serve)
 
     migrate = sub.add_parser("migrate", help="bring the database schema to head")

@@ -211,3 +211,17 @@ async def test_brief_and_title_are_stored_stripped(
 def test_build_messages_puts_the_brief_after_the_system_prompt() -> None:
     assert build_messages(BRIEF) == [{"role": "system", "content": SYSTEM},
                                      {"role": "user", "content": f"需求：{BRIEF}"}]
+
+
+async def test_a_nul_in_the_model_answer_is_stored_visibly_not_lost(
+    pg_url: str, make_settings: MakeSettings, emulator: EmulatorHandle,
+) -> None:
+    """PostgreSQL refuses NUL in text: the draft keeps the script with U+FFFD in its place."""
+    model = emulator.unique_model("deepseek-chat")
+    await emulator.script(model, {"content": "开场白\u0000结束语"})
+    async with script_app(make_settings, pg_url, emulator, model) as c:
+        r = await generate(c)
+        assert r.status_code == 200, r.text
+        assert r.json()["draft_id"] is not None and r.json().get("draft_error") is None
+        draft = await get_draft(c, r.json()["draft_id"])
+        assert draft["script"] == "开场白\ufffd结束语"

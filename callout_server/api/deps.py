@@ -62,7 +62,19 @@ def _bearer(header: str) -> str:
 
 
 async def authenticate(request: Request) -> Principal:
-    """Any valid credential. Session writes must carry the session's CSRF token."""
+    """Any valid credential. Session writes must carry the session's CSRF token.
+
+    The edge middleware (api/edge.py) calls this before any body is read; the route's
+    dependency then finds the principal in the request state and does no second lookup.
+    """
+    principal: Principal | None = getattr(request.state, "principal", None)
+    if principal is None:
+        principal = await _identify(request)
+        request.state.principal = principal
+    return principal
+
+
+async def _identify(request: Request) -> Principal:
     header = request.headers.get("authorization")
     if header is not None:
         identity = _auth(request).tokens.lookup(_bearer(header))

@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 
 from callout_server.api.deps import SESSION_COOKIE, Principal, authenticate, get_services
 from callout_server.services import Services
+from callout_server.validation import RequestModel
 
 router = APIRouter(prefix="/api/auth", tags=["auth"])
 
@@ -21,7 +22,7 @@ _ERR = {"model": dict[str, Any]}
 ServicesDep = Annotated[Services, Depends(get_services)]
 
 
-class LoginRequest(BaseModel):
+class LoginRequest(RequestModel):
     username: str = Field(max_length=256)
     password: str = Field(max_length=4096)
 

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query
 
 from callout_server.api.deps import Principal, get_services, require_admin
 from callout_server.api.errors import UnprocessableEntity
+from callout_server.api.params import BeforeId, Since, Until
 from callout_server.calllog import repository
 from callout_server.db.base import utcnow
 from callout_server.services import Services
@@ -41,10 +42,10 @@ async def list_diagnostics(
     model: Annotated[str | None, Query(max_length=200)] = None,
     call_id: Annotated[str | None, Query(max_length=200)] = None,
     node_id: Annotated[str | None, Query(max_length=200)] = None,
-    since: datetime | None = None,
-    until: datetime | None = None,
+    since: Since = None,
+    until: Until = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
-    before_id: Annotated[int | None, Query(ge=1)] = None,
+    before_id: BeforeId = None,
 ) -> dict[str, Any]:
     async with services.db.session() as s:
         rows = await repository.list_records(

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query, Response
+from fastapi import APIRouter, Depends, Response
 
 from callout_server.api.deps import Principal, get_services, require_admin
+from callout_server.api.params import RowId, Version
 from callout_server.config.schemas import (
     ActiveOut,
     ConnectionTestResult,
@@ -47,40 +48,40 @@ async def create_config(body: LLMConfigCreate, who: Admin, configs: Configs) -> 
 
 @router.get("/llm-configs/{config_id}", response_model=LLMConfigOut,
             responses={**_AUTH, **_DB, 404: _ERR})
-async def get_config(config_id: int, _: Admin, configs: Configs) -> LLMConfigOut:
+async def get_config(config_id: RowId, _: Admin, configs: Configs) -> LLMConfigOut:
     return await configs.get(config_id)
 
 
 @router.put("/llm-configs/{config_id}", response_model=LLMConfigOut,
             responses={**_AUTH, **_DB, 404: _ERR, 409: _ERR, 422: _ERR})
-async def update_config(config_id: int, body: LLMConfigUpdate, who: Admin,
+async def update_config(config_id: RowId, body: LLMConfigUpdate, who: Admin,
                         configs: Configs) -> LLMConfigOut:
     return await configs.update(config_id, body, actor=who.name)
 
 
 @router.delete("/llm-configs/{config_id}", status_code=204,
                responses={**_AUTH, **_DB, 404: _ERR, 409: _ERR})
-async def delete_config(config_id: int, who: Admin, configs: Configs,
-                        version: Annotated[int | None, Query(ge=1)] = None) -> Response:
+async def delete_config(config_id: RowId, who: Admin, configs: Configs,
+                        version: Version = None) -> Response:
     await configs.delete(config_id, actor=who.name, version=version)
     return Response(status_code=204)
 
 
 @router.post("/llm-configs/{config_id}/activate", response_model=LLMConfigOut,
              responses={**_AUTH, **_DB, 404: _ERR, 409: _ERR})
-async def activate_config(config_id: int, who: Admin, configs: Configs) -> LLMConfigOut:
+async def activate_config(config_id: RowId, who: Admin, configs: Configs) -> LLMConfigOut:
     return await configs.activate(config_id, actor=who.name)
 
 
 @router.post("/llm-configs/{config_id}/test", response_model=ConnectionTestResult,
              responses={**_AUTH, **_DB, 404: _ERR})
-async def test_config(config_id: int, _: Admin, configs: Configs) -> ConnectionTestResult:
+async def test_config(config_id: RowId, _: Admin, configs: Configs) -> ConnectionTestResult:
     return await configs.test(config_id)
 
 
 @router.get("/llm-configs/{config_id}/revisions", response_model=RevisionList,
             responses={**_AUTH, **_DB, 404: _ERR})
-async def config_revisions(config_id: int, _: Admin, configs: Configs) -> RevisionList:
+async def config_revisions(config_id: RowId, _: Admin, configs: Configs) -> RevisionList:
     return await configs.revisions(config_id)
 
 

@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from callout_server.config.model import PROTECTED_BODY_KEYS, ApiStyle, Tier
+from callout_server.validation import INT4_MAX, RequestModel
 
 MAX_TOKENS_LIMIT = 200_000
 TIMEOUT_LIMIT_S = 600.0
@@ -36,7 +37,7 @@ def check_extra_params(value: dict[str, Any]) -> dict[str, Any]:
     return value
 
 
-class _Writable(BaseModel):
+class _Writable(RequestModel):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
     @field_validator("base_url", check_fields=False)
@@ -63,7 +64,7 @@ class LLMConfigCreate(_Writable):
     api_key: str | None = Field(None, max_length=4096)
     model: str = _MODEL
     api_style: ApiStyle = "chat-completions"
-    timeout_s: float = Field(30.0, gt=0, le=TIMEOUT_LIMIT_S)
+    timeout_s: float = Field(30.0, ge=0.1, le=TIMEOUT_LIMIT_S)
     max_tokens: int = Field(300, ge=1, le=MAX_TOKENS_LIMIT)
     temperature: float | None = Field(None, ge=0, le=2)
     enable_thinking: bool | None = None
@@ -81,14 +82,14 @@ class LLMConfigUpdate(_Writable):
     accepted and ignored, so a console may send back what it read.
     """
 
-    version: int = Field(ge=1)
+    version: int = Field(ge=1, le=INT4_MAX)
     tier: Tier = None  # type: ignore[assignment]
     name: str = Field(None, min_length=1, max_length=128)  # type: ignore[assignment]
     base_url: str = Field(None, max_length=2048)  # type: ignore[assignment]
     api_key: str | None = Field(None, max_length=4096)
     model: str = Field(None, min_length=1, max_length=256)  # type: ignore[assignment]
     api_style: ApiStyle = None  # type: ignore[assignment]
-    timeout_s: float = Field(None, gt=0, le=TIMEOUT_LIMIT_S)  # type: ignore[assignment]
+    timeout_s: float = Field(None, ge=0.1, le=TIMEOUT_LIMIT_S)  # type: ignore[assignment]
     max_tokens: int = Field(None, ge=1, le=MAX_TOKENS_LIMIT)  # type: ignore[assignment]
     temperature: float | None = Field(None, ge=0, le=2)
     enable_thinking: bool | None = None

@@ -45,6 +45,16 @@ class ServerSettings(_Section):
     port: int = 8080
     locale: Literal["zh", "en"] = "zh"
     log_level: str = "info"
+    # Request bodies beyond these sizes get 413 before they are read or parsed.
+    max_body_bytes: int = Field(1024 * 1024, ge=1024)
+    nlu_max_body_bytes: int = Field(128 * 1024, ge=1024)
+    # Proxies whose X-Forwarded-For / X-Forwarded-Proto are believed (uvicorn's
+    # --forwarded-allow-ips): "" trusts none, so a client cannot pick its own address
+    # (the login throttle counts per address). Comma-separated IPs/CIDRs, or "*".
+    forwarded_allow_ips: str = ""
+
+    def body_limit(self, path: str) -> int:
+        return self.nlu_max_body_bytes if path.startswith("/api/nlu/") else self.max_body_bytes
 
 
 class DatabaseSettings(_Section):
@@ -93,7 +103,7 @@ class LLMSection(_Section):
     model: str
     api_key: SecretStr = SecretStr("")
     api_style: Literal["chat-completions", "responses"] = "chat-completions"
-    timeout_s: float = Field(30.0, gt=0, le=600)
+    timeout_s: float = Field(30.0, ge=0.1, le=600)
     max_tokens: int = Field(300, ge=1, le=200_000)
     temperature: float | None = Field(None, ge=0, le=2)
     enable_thinking: bool | None = None
@@ -131,6 +141,9 @@ class ChatSettings(_Section):
     first_clause_min_chars: int = Field(10, ge=1)
     session_ttl_s: float = Field(1800.0, gt=0)
     max_sessions: int = Field(10_000, ge=1)  # per worker; beyond it, 503 too_many_sessions
+    # Per worker: system prompts and tools of all sessions together (the histories are
+    # bounded per session by history_turns); beyond it, 503 too_many_sessions.
+    max_sessions_bytes: int = Field(256 * 1024 * 1024, ge=1024)
     ttft_timeout_s: float = Field(5.0, gt=0)
     read_timeout_s: float = Field(8.0, gt=0)
     total_timeout_s: float = Field(60.0, gt=0)
@@ -181,6 +194,8 @@ ENV_OVERRIDES: dict[str, tuple[str, str]] = {
     "CALLOUT_SECRET_KEY_FILE": ("auth", "secret_key_file"),
     "CALLOUT_REDIS_CHANNEL_PREFIX": ("redis", "channel_prefix"),
     "CALLOUT_POLL_INTERVAL_S": ("redis", "poll_interval_s"),
+    "CALLOUT_FORWARDED_ALLOW_IPS": ("server", "forwarded_allow_ips"),
+    "CALLOUT_MAX_BODY_BYTES": ("server", "max_body_bytes"),
 }
 
 

@@ -4,22 +4,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
 
 from callout_server.config.model import PROTECTED_BODY_KEYS
 from callout_server.llm.request import LLMRequest
+from callout_server.validation import RequestModel
 
 
-class Overrides(BaseModel):
+class Overrides(RequestModel):
     """Node-level overrides: only these keys; anything else is a 422."""
 
-    model_config = ConfigDict(extra="forbid")
     max_tokens: int | None = Field(None, ge=1, le=8192)
     temperature: float | None = Field(None, ge=0, le=2)
     enable_thinking: bool | None = None
     reasoning_effort: str | None = Field(None, max_length=20)
     extra_params: dict[str, Any] = Field(default_factory=dict)
-    timeout_s: float | None = Field(None, gt=0, le=120)
+    timeout_s: float | None = Field(None, ge=0.1, le=120)  # below 100 ms no model answers
 
     @field_validator("extra_params")
     @classmethod

@@ -44,6 +44,6 @@ class UnknownToolCall(Conflict):
 class TooManySessions(ServiceUnavailable):
     code = "too_many_sessions"
 
-    def __init__(self, limit: int) -> None:
-        super().__init__(f"this worker already holds {limit} chat sessions ([chat] max_sessions); "
+    def __init__(self, limit: int, what: str = "chat sessions", setting: str = "max_sessions") -> None:
+        super().__init__(f"this worker already holds {limit} {what} ([chat] {setting}); "
                          "end finished calls with DELETE, or add workers")

@@ -5,24 +5,28 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+import orjson
+from pydantic import BaseModel, Field, field_validator
 
 from callout_server.tiers.overrides import Overrides
+from callout_server.validation import INT4_MAX, RequestModel
 
 _ID = r"^[A-Za-z0-9_\-.:@]{1,128}$"
 # OpenAI's own rule for function names; vLLM and others accept the same set.
 _FUNCTION_NAME = r"^[A-Za-z0-9_\-]{1,64}$"
 MAX_TOOLS = 64
+# All of a session's tools together, encoded: they are sent with every turn and held for
+# the whole call, so a worker's memory is bounded in bytes, not only in sessions.
+MAX_TOOLS_BYTES = 64 * 1024
 MAX_OUTPUT_CHARS = 32_000
 
 Output = Literal["audio", "text"]
 EndReason = Literal["completed", "cancelled", "superseded", "timeout", "error"]
 
 
-class FunctionTool(BaseModel):
+class FunctionTool(RequestModel):
     """The flat OpenAI function-tool shape: `{"type": "function", "name", ...}`."""
 
-    model_config = ConfigDict(extra="forbid")
     type: Literal["function"] = "function"
     name: str = Field(pattern=_FUNCTION_NAME)
     description: str | None = Field(None, max_length=2000)
@@ -41,8 +45,7 @@ class FunctionTool(BaseModel):
         return self.model_dump(exclude_none=True)
 
 
-class SessionCreate(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class SessionCreate(RequestModel):
     call_id: str = Field(pattern=_ID)
     system_prompt: str = Field("", max_length=20_000)
     tools: list[FunctionTool] = Field(default_factory=list, max_length=MAX_TOOLS)
@@ -52,30 +55,35 @@ class SessionCreate(BaseModel):
     timeout_apology: str | None = Field(None, max_length=200)
     overrides: Overrides = Field(default_factory=Overrides)
 
-    @model_validator(mode="after")
-    def _unique_tool_names(self) -> SessionCreate:
-        names = [t.name for t in self.tools]
+    @field_validator("tools")
+    @classmethod
+    def _tools_bounded(cls, tools: list[FunctionTool]) -> list[FunctionTool]:
+        names = [t.name for t in tools]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
-            raise ValueError(f"tools: duplicate function names {', '.join(dupes)}")
-        return self
+            raise ValueError(f"duplicate function names {', '.join(dupes)}")
+        if len(orjson.dumps([t.to_request() for t in tools])) > MAX_TOOLS_BYTES:
+            raise ValueError(f"larger than {MAX_TOOLS_BYTES // 1024} KB once encoded")
+        return tools
+
+    def footprint(self) -> int:
+        """Bytes this session holds for the whole call besides its bounded history."""
+        tools = orjson.dumps([t.to_request() for t in self.tools]) if self.tools else b""
+        return len(self.system_prompt.encode()) + len(tools)
 
 
-class TurnRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class TurnRequest(RequestModel):
     turn_id: str = Field(pattern=_ID)
-    revision: int = Field(0, ge=0)
+    revision: int = Field(0, ge=0, le=INT4_MAX)
     text: str = Field(min_length=1, max_length=8000)
     output: Output = "audio"
 
 
-class CancelRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class CancelRequest(RequestModel):
     turn_id: str | None = Field(None, pattern=_ID)
 
 
-class ToolOutputRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class ToolOutputRequest(RequestModel):
     call_id: str = Field(min_length=1, max_length=128)
     # A string goes to the model as is; any other JSON value is serialised.
     output: Any

@@ -79,6 +79,8 @@ class ChatService:
         self._recorder = recorder
         self._locale: Locale = locale
         self.sessions: dict[str, ChatSession] = {}
+        self._footprints: dict[str, int] = {}  # bytes each session holds (SessionCreate.footprint)
+        self.held_bytes = 0
         self._sweeper: asyncio.Task[None] | None = None
         self._stopping: set[TurnRun] = set()  # stopped runs still closing their upstream
 
@@ -136,6 +138,10 @@ class ChatService:
         if len(self.sessions) >= self.settings.max_sessions:
             # Memory is bounded by the idle TTL; this bounds a burst before the sweep runs.
             raise TooManySessions(self.settings.max_sessions)
+        footprint = req.footprint()
+        if self.held_bytes + footprint > self.settings.max_sessions_bytes:
+            raise TooManySessions(self.settings.max_sessions_bytes, "bytes of session prompts "
+                                  "and tools", "max_sessions_bytes")
         summarise = self._summariser(req.call_id) if req.compact_history else None
         history = ChatHistory(req.system_prompt or None, size=req.history_turns,
                               compact_history=req.compact_history, summarise=summarise)
@@ -144,6 +150,8 @@ class ChatService:
         session = ChatSession(req.call_id, history, tools=[t.to_request() for t in req.tools],
                               overrides=req.overrides, apology=apology)
         self.sessions[req.call_id] = session
+        self._footprints[req.call_id] = footprint
+        self.held_bytes += footprint
         return self.view(session)
 
     def get(self, call_id: str) -> ChatSession:
@@ -172,6 +180,7 @@ class ChatService:
 
     def _drop(self, call_id: str) -> None:
         session = self.sessions.pop(call_id, None)
+        self.held_bytes -= self._footprints.pop(call_id, 0)
         if session is not None:
             self._track(session.close())
 

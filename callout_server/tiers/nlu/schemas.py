@@ -2,28 +2,27 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, Field, model_validator
 
 from callout_server.tiers.overrides import Overrides
+from callout_server.validation import RequestModel
 
 SlotType = Literal["string", "number", "integer", "boolean", "enum"]
 _NAME = r"^[A-Za-z0-9_\-.:\u4e00-\u9fff]{1,64}$"
 
 
-class Intent(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class Intent(RequestModel):
     name: str = Field(pattern=_NAME)
     description: str = Field("", max_length=500)
 
 
-class Slot(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class Slot(RequestModel):
     name: str = Field(pattern=_NAME)
     description: str = Field("", max_length=500)
     type: SlotType = "string"
-    values: list[str] | None = Field(None, max_length=100)
+    values: list[Annotated[str, Field(max_length=200)]] | None = Field(None, max_length=100)
 
     @model_validator(mode="after")
     def _enum_needs_values(self) -> Slot:
@@ -32,14 +31,12 @@ class Slot(BaseModel):
         return self
 
 
-class Turn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class Turn(RequestModel):
     role: Literal["assistant", "user"]
     content: str = Field(max_length=4000)
 
 
-class DecideRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class DecideRequest(RequestModel):
     call_id: str | None = Field(None, max_length=200)
     node_id: str | None = Field(None, max_length=200)
     utterance: str = Field(max_length=4000)

@@ -11,6 +11,7 @@ from callout_server.db.base import utcnow
 from callout_server.db.engine import Database
 from callout_server.tiers.script.models import ScriptDraft
 from callout_server.tiers.script.schemas import Draft, DraftUpdate
+from callout_server.validation import storable
 
 
 def to_schema(row: ScriptDraft) -> Draft:
@@ -28,6 +29,8 @@ class DraftStore:
         self._db = db
 
     async def create(self, **values: Any) -> int:
+        """Store a generated script; the model's text is made storable first."""
+        values = {k: storable(v) if isinstance(v, str) else v for k, v in values.items()}
         now = utcnow()
         async with self._db.session() as s:
             row = ScriptDraft(version=1, created_at=now, updated_at=now, **values)

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Depends, Query, Response
 from fastapi.responses import StreamingResponse
 
 from callout_server.api.deps import Principal, get_services, require_admin, require_service
+from callout_server.api.params import BeforeId, RowId
 from callout_server.api.sse import SSE_HEADERS
 from callout_server.services import Services
 from callout_server.tiers.script.schemas import Draft, DraftUpdate, GenerateRequest, GenerateResult
@@ -35,7 +36,7 @@ async def list_drafts(
     services: Annotated[Services, Depends(get_services)],
     _: Annotated[Principal, Depends(require_admin)],
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
-    before_id: Annotated[int | None, Query(ge=1)] = None,
+    before_id: BeforeId = None,
 ) -> dict[str, Any]:
     items = await services.scripts.drafts.list(limit=limit, before_id=before_id)
     return {"items": items, "next_before_id": items[-1].id if len(items) == limit else None}
@@ -43,7 +44,7 @@ async def list_drafts(
 
 @router.get("/api/admin/scripts/{draft_id}", responses={401: {}, 403: {}, 404: {}})
 async def get_draft(
-    draft_id: int,
+    draft_id: RowId,
     services: Annotated[Services, Depends(get_services)],
     _: Annotated[Principal, Depends(require_admin)],
 ) -> Draft:
@@ -52,7 +53,7 @@ async def get_draft(
 
 @router.put("/api/admin/scripts/{draft_id}", responses={401: {}, 403: {}, 404: {}, 409: {}, 422: {}})
 async def update_draft(
-    draft_id: int,
+    draft_id: RowId,
     body: DraftUpdate,
     services: Annotated[Services, Depends(get_services)],
     who: Annotated[Principal, Depends(require_admin)],
@@ -63,7 +64,7 @@ async def update_draft(
 @router.delete("/api/admin/scripts/{draft_id}", status_code=204,
                responses={401: {}, 403: {}, 404: {}})
 async def delete_draft(
-    draft_id: int,
+    draft_id: RowId,
     services: Annotated[Services, Depends(get_services)],
     _: Annotated[Principal, Depends(require_admin)],
 ) -> Response:

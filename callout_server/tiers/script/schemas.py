@@ -5,9 +5,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, Field, StringConstraints
 
 from callout_server.tiers.overrides import Overrides
+from callout_server.validation import INT4_MAX, RequestModel
 
 # Lengths count after stripping: a whitespace-only brief or title is an empty one (a 422),
 # not a prompt with nothing in it or a draft titled "   ".
@@ -17,8 +18,7 @@ NonEmptyTitle = Annotated[str, StringConstraints(strip_whitespace=True, min_leng
                                                  max_length=200)]
 
 
-class GenerateRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class GenerateRequest(RequestModel):
     brief: Brief
     stream: bool = False
     title: Title | None = None  # empty: the brief's first line
@@ -26,9 +26,8 @@ class GenerateRequest(BaseModel):
     overrides: Overrides = Field(default_factory=Overrides)
 
 
-class DraftUpdate(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    version: int = Field(ge=1)
+class DraftUpdate(RequestModel):
+    version: int = Field(ge=1, le=INT4_MAX)
     title: NonEmptyTitle | None = None
     script: str | None = Field(None, min_length=1, max_length=100_000)
     brief: Brief | None = None

@@ -1,0 +1,111 @@
+"""What every request passes before routing, as plain ASGI (no body buffering, streams intact).
+
+In order, each refusal answered in the contract's error envelope without reading the body:
+
+    1. a NUL character in the path or a query value        -> 422 naming the parameter
+    2. a declared body larger than the route's limit         -> 413 (Content-Length)
+    3. /api/* except login/logout without valid credentials  -> 401 / 403 (CSRF)
+    4. a streamed (chunked) body that grows past the limit   -> 413 while it is read
+
+Authentication happens here, once, so an anonymous caller can make the server read nothing;
+the principal is left in the request state, where the route's dependencies find it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from urllib.parse import parse_qsl
+
+from fastapi import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from callout_server.api.errors import ApiError, error_headers, validation_error_body
+from callout_server.validation import NUL_MESSAGE
+
+# Routes that take credentials in their body, or need none.
+PUBLIC_API_PATHS = frozenset({"/api/auth/login", "/api/auth/logout"})
+
+
+class BodyTooLarge(HTTPException):
+    def __init__(self, limit: int) -> None:
+        super().__init__(413, f"request body larger than {limit} bytes "
+                              "(see [server] max_body_bytes in docs/configuration.md)")
+
+
+class EdgeMiddleware:
+    def __init__(self, app: ASGIApp, *, body_limit: Callable[[str], int],
+                 authenticate: Callable[[Request], Awaitable[object]]) -> None:
+        self.app = app
+        self.body_limit = body_limit
+        self.authenticate = authenticate
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        bad = _nul_parameter(scope)
+        if bad is not None:
+            body = validation_error_body([{"loc": (bad,), "msg": NUL_MESSAGE}])
+            await JSONResponse(body, status_code=422)(scope, receive, send)
+            return
+        path: str = scope["path"]
+        limit = self.body_limit(path)
+        declared = _content_length(scope)
+        if declared is not None and declared > limit:
+            await _render(BodyTooLarge(limit), scope, receive, send)
+            return
+        if path.startswith("/api/") and path not in PUBLIC_API_PATHS:
+            try:
+                await self.authenticate(Request(scope))
+            except ApiError as exc:
+                await JSONResponse(exc.body(), status_code=exc.status,
+                                   headers=error_headers(exc))(scope, receive, send)
+                return
+        await self.app(scope, _counting(receive, limit), send)
+
+
+def _nul_parameter(scope: Scope) -> str | None:
+    if "\x00" in scope["path"]:
+        return "path"
+    query: bytes = scope.get("query_string", b"")
+    if b"%00" not in query and b"\x00" not in query:
+        return None
+    for name, value in parse_qsl(query.decode("latin-1"), keep_blank_values=True):
+        if "\x00" in name or "\x00" in value:
+            return name.replace("\x00", "") or "query"
+    return "query"
+
+
+def _content_length(scope: Scope) -> int | None:
+    for name, value in scope["headers"]:
+        if name == b"content-length":
+            try:
+                return int(value)
+            except ValueError:
+                return None  # the server answers a malformed length itself
+    return None
+
+
+def _counting(receive: Receive, limit: int) -> Receive:
+    """`receive` that refuses a body (chunked, or lying about its length) beyond `limit`."""
+    seen = 0
+
+    async def wrapped() -> Message:
+        nonlocal seen
+        message = await receive()
+        if message["type"] == "http.request":
+            seen += len(message.get("body", b""))
+            if seen > limit:
+                # Raised inside the route's body read: FastAPI re-raises an HTTPException,
+                # and the error handlers render it as the contract's 413.
+                raise BodyTooLarge(limit)
+        return message
+
+    return wrapped
+
+
+async def _render(exc: HTTPException, scope: Scope, receive: Receive, send: Send) -> None:
+    body = {"error": {"code": "payload_too_large", "message": exc.detail}}
+    await JSONResponse(body, status_code=exc.status_code)(scope, receive, send)
