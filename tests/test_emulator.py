@@ -444,7 +444,9 @@ async def test_ttft_and_token_delay(emulator):
             if line.startswith("data: {"):
                 stamps.append(time.monotonic() - start)
     assert stamps[0] >= 0.29
-    assert stamps[-1] - stamps[0] >= 0.5  # 6 chunks after the first, 100 ms apart
+    # 5 paced gaps from the role chunk to the finish chunk, 100 ms each; a loaded client may
+    # read the first one late, so the bound proves the pacing without demanding all 500 ms.
+    assert stamps[-1] - stamps[0] >= 0.45
     model2 = emulator.unique_model()
     await emulator.script(model2, {"content": "一二三", "ttft_ms": 200, "token_delay_ms": 100})
     start = time.monotonic()

@@ -44,11 +44,24 @@ family's: ``thinking`` for DeepSeek-V3.x, ``enable_thinking`` otherwise.
 Budget realism (``plan.py``): reasoning (default 600 tokens, or by effort: low 200, medium
 600, high 1200) is spent first from every budget key that counts it; running out while
 reasoning gives ``finish_reason: "length"``, empty content (``""`` or ``null`` per vendor) and
-``completion_tokens == budget``. Tokens: 1 per CJK char, 1 per ≤4 other chars.
+``completion_tokens == budget``. Usage is counted from the text produced (``tokens.py``):
+1 token per CJK char, 1 per ≤4 other chars; prompt tokens from the prompt's text + 4;
+reasoning tokens only when the model reasoned.
 
-Unscripted replies (``textgen.py``): JSON mode → a JSON object (``{"intent": <first intent
-name found in the prompt>}`` or a minimal instance of the given schema); otherwise a short
-Chinese reply.
+Unscripted replies (``textgen.py``) are decided from the prompt:
+
+* the NLU tier's prompt (``nlu_prompt.py``) → the decision JSON it asks for: an offered intent
+  picked by yes/no cues and words shared with its description, a confidence of 0.6-0.95 (0.4
+  and the first intent when nothing points anywhere), slots filled from the utterance: times,
+  numbers (Chinese numerals too), yes/no, enum values, names, phones... (``nlu_persona.py``,
+  ``cues.py``, ``slot_fill.py``, ``timespans.py``, ``numerals.py``);
+* the script tier's prompt (``script_brief.py``) → a call script in the requested sections,
+  in the brief's language (``script_persona.py``, ``script_phrases.py``);
+* other prompts: JSON mode → a JSON object (``{"intent": <first intent name found in the
+  prompt>}`` or a minimal instance of the given schema); otherwise a short Chinese reply.
+
+When the model thinks, its reasoning opens with what the persona weighed, then runs on to
+the reasoning budget.
 
 Control API (not part of any vendor API)
 ----------------------------------------

@@ -20,7 +20,7 @@ from typing import Any
 
 import orjson
 
-from callout_server.emulator import textgen
+from callout_server.emulator import textgen, tokens
 from callout_server.emulator.families import SCRIPTED, Family, family_of
 from callout_server.emulator.personas import Persona
 from callout_server.emulator.rules import Api, RequestView, effort_of
@@ -125,27 +125,31 @@ def make_plan(
         persona.validate(RequestView(body, fam, api, stream, requested, thinking))
 
     prompt = _prompt(body, api)
+    # The persona's own answer, only when the script leaves something to it.
+    default_needed = (reply.content is None and not reply.tool_calls) or (
+        thinking and reply.reasoning is None and reply.reasoning_tokens is None)
+    default = textgen.default_reply(prompt, _json_mode(body, api)) if default_needed else None
 
     # --- what the model wants to produce ------------------------------------------------
     r_text, r_tokens = "", 0
     if thinking:
         if reply.reasoning is not None:
             r_text = reply.reasoning
-            r_tokens = reply.reasoning_tokens or len(textgen.pieces(r_text))
+            r_tokens = reply.reasoning_tokens or len(tokens.pieces(r_text))
         elif reply.reasoning_tokens is not None:
             r_tokens = reply.reasoning_tokens
         else:
+            assert default is not None
             r_tokens = textgen.reasoning_budget_for(effort_of(body, api))
-            r_text = textgen.default_reasoning(r_tokens)
+            r_text = textgen.reasoning_text(default.reasoning_lead, r_tokens)
     if reply.content is not None:
         content = reply.content
     elif reply.tool_calls:
         content = ""
-    elif (mode := _json_mode(body, api)) is not None:
-        content = textgen.json_answer(mode[0], mode[1], prompt)
     else:
-        content = textgen.DEFAULT_ANSWER
-    a_pieces = reply.chunks if reply.chunks is not None else textgen.pieces(content)
+        assert default is not None
+        content = default.content
+    a_pieces = reply.chunks if reply.chunks is not None else tokens.pieces(content)
     calls = _tool_calls(reply)
 
     # --- spend the budget ---------------------------------------------------------------
@@ -166,16 +170,16 @@ def make_plan(
     if answer_cap is not None:
         answer_room = answer_cap if answer_room is None else min(answer_room, answer_cap)
     if r_used < r_tokens and r_text:
-        r_text = "".join(textgen.pieces(r_text)[: len(textgen.pieces(r_text)) * r_used
+        r_text = "".join(tokens.pieces(r_text)[: len(tokens.pieces(r_text)) * r_used
                                                 // r_tokens])
 
-    a_tokens = len(textgen.pieces(content)) if reply.chunks is not None else len(a_pieces)
+    a_tokens = len(tokens.pieces(content)) if reply.chunks is not None else len(a_pieces)
     if answer_room is not None and a_tokens > answer_room:
-        kept = textgen.pieces(content)[:answer_room]
+        kept = tokens.pieces(content)[:answer_room]
         content, a_pieces, a_tokens, truncated = "".join(kept), kept, len(kept), True
         calls = []
     for i, call in enumerate(calls):
-        arg_pieces = textgen.pieces(call.arguments)
+        arg_pieces = tokens.pieces(call.arguments)
         room = None if answer_room is None else answer_room - a_tokens
         if room is not None and len(arg_pieces) > room:
             # A call the budget never reached is not emitted; a started one is cut off.
@@ -197,6 +201,6 @@ def make_plan(
     return Plan(
         model=model, family=fam, thinking=thinking, reasoning=r_text, reasoning_tokens=r_used,
         content=content, content_pieces=a_pieces, tool_calls=calls, finish_reason=finish,
-        prompt_tokens=textgen.count_tokens(prompt) + 4,
+        prompt_tokens=tokens.prompt_tokens(prompt),
         completion_tokens=r_used + a_tokens, usage_override=reply.usage,
     )

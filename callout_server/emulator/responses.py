@@ -20,7 +20,7 @@ import orjson
 
 from callout_server.emulator.personas import Persona
 from callout_server.emulator.plan import Plan
-from callout_server.emulator.textgen import pieces
+from callout_server.emulator.tokens import pieces
 
 _ids = itertools.count(1)
 ARG_PIECE = 8
