@@ -109,15 +109,15 @@ def start_worker(port: int, upstream: str, database_url: str, workdir: str
 
 def upstream_body() -> bytes:
     """Exactly what the worker sends upstream for DECIDE (same builder, same config)."""
-    from callout_server.config.model import LLMConfig
+    from callout_server.llm.config import LLMConfig
     from callout_server.llm.request_body import build_request
-    from callout_server.tiers.nlu.prompt import build_messages
     from callout_server.tiers.nlu.schemas import DecideRequest
+    from callout_server.tiers.nlu.service import llm_request
 
     cfg = LLMConfig(tier="nlu", name="bench", base_url="http://127.0.0.1:1/v1", model=MODEL,
                     max_tokens=300, temperature=0.1)
     node = DecideRequest.model_validate(DECIDE)
-    req = node.overrides.apply(build_messages(node), json_mode=True)  # as NluService does
+    req = llm_request(node)  # as NluService does
     return orjson.dumps(build_request(cfg, req, stream=False).body)
 
 

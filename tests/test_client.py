@@ -23,12 +23,14 @@ from callout_server.llm import (
 )
 
 KEY = "sk-live-4f9a1c2b3d4e5f60718293a4b5c6d7e8"
-REQ = LLMRequest(messages=[{"role": "user", "content": "明天下午三点以后都可以"}])
+# Thinking off unless the configuration says otherwise, as the NLU tier asks.
+REQ = LLMRequest(messages=[{"role": "user", "content": "明天下午三点以后都可以"}],
+                 default_thinking=False)
 
 
 def cfg(**kw: Any) -> LLMConfig:
     base: dict[str, Any] = {
-        "tier": "nlu",
+        "tier": "t",
         "name": "t",
         "base_url": "http://vllm.test/v1",
         "model": "qwen3-8b",

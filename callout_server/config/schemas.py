@@ -13,7 +13,8 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from callout_server.config.model import PROTECTED_BODY_KEYS, ApiStyle, Tier
+from callout_server.config.model import Tier
+from callout_server.llm.config import PROTECTED_BODY_KEYS, ApiStyle
 
 MAX_TOKENS_LIMIT = 200_000
 TIMEOUT_LIMIT_S = 600.0

@@ -15,7 +15,8 @@ from typing import Any, Literal
 import tomli
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
-from callout_server.config.model import TIERS, LLMConfig, Tier
+from callout_server.config.model import TIERS, Tier
+from callout_server.llm.config import LLMConfig
 
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 

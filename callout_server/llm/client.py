@@ -30,9 +30,9 @@ import aiohttp
 import httpx
 import orjson
 
-from callout_server.config.model import LLMConfig
 from callout_server.llm.adapters import InBandError, make_adapter
 from callout_server.llm.classify import classify, usable
+from callout_server.llm.config import LLMConfig
 from callout_server.llm.diagnostics import Diagnostic
 from callout_server.llm.errors import LLMCallError
 from callout_server.llm.events import Event, ReasoningDelta, TextDelta, ToolCall, Usage

@@ -26,7 +26,7 @@ from types import MappingProxyType
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from callout_server.config.model import LLMConfig
+from callout_server.llm.config import LLMConfig
 
 # How a dialect's thinking is controlled; `thinking.py` holds one small function per value.
 #   none          no known request switch (Anthropic compat, Hugging Face router)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from callout_server.config.model import PROTECTED_BODY_KEYS, LLMConfig
+from callout_server.llm.config import PROTECTED_BODY_KEYS, LLMConfig
 from callout_server.llm.dialects import DIALECTS, Dialect, resolve_dialect
 from callout_server.llm.messages import chat_tools, responses_input, responses_tools
 from callout_server.llm.request import LLMRequest

@@ -47,7 +47,7 @@ from callout_server.llm.transport import (
 )
 
 if TYPE_CHECKING:
-    from callout_server.config.model import LLMConfig
+    from callout_server.llm.config import LLMConfig
     from callout_server.llm.request_body import BuiltRequest
 
 _ERROR_BODY_LIMIT = 64 * 1024
