@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from callout_server.config.model import Tier
+from callout_server.config.vendors import check_vendor
 from callout_server.llm.config import PROTECTED_BODY_KEYS, ApiStyle
 
 MAX_TOKENS_LIMIT = 200_000
@@ -49,6 +50,11 @@ class _Writable(BaseModel):
     @classmethod
     def _extra(cls, v: dict[str, Any] | None) -> dict[str, Any] | None:
         return None if v is None else check_extra_params(v)
+
+    @field_validator("vendor", check_fields=False)
+    @classmethod
+    def _vendor(cls, v: str | None) -> str | None:
+        return None if v is None else check_vendor(v)
 
 
 _NAME = Field(min_length=1, max_length=128)

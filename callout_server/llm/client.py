@@ -132,7 +132,7 @@ class LLMClient:
         if status >= 400:
             raise status_error(status, content, locale, key, **numbers)
 
-        adapter = make_adapter(cfg.api_style, cfg.model)
+        adapter = make_adapter(cfg.api_style, cfg.model, built.row)
         try:
             obj = orjson.loads(content)
             if not isinstance(obj, dict):

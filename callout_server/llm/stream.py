@@ -78,7 +78,7 @@ class LLMStream:
         self._read_s = read_timeout_s
         self._connect_s = min(connect_timeout_s, total_timeout_s)
         self._ends_on_finish = cfg.api_style == "responses"  # no [DONE] in that style
-        self._adapter = make_adapter(cfg.api_style, cfg.model)
+        self._adapter = make_adapter(cfg.api_style, cfg.model, built.row)
         self._parser = SSEParser()
         self._queue: deque[Event] = deque()
         self._response: httpx.Response | None = None
