@@ -404,6 +404,7 @@ async def test_stream_empty_reasoning_only_ends_with_diagnostic() -> None:
     events, s = await collect(stream_client(body))
     assert isinstance(events[-1], Finish) and events[-1].diagnostic is not None
     assert events[-1].diagnostic.code == "truncated_by_reasoning"
+    assert events[-1].usable is False  # the stream's verdict: callers do not re-judge text
     assert s.diagnostic is events[-1].diagnostic
     assert sum(isinstance(e, Finish) for e in events) == 1
 

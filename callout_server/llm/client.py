@@ -31,11 +31,11 @@ import httpx
 import orjson
 
 from callout_server.llm.adapters import InBandError, make_adapter
-from callout_server.llm.classify import classify, usable
+from callout_server.llm.answer import Answer
 from callout_server.llm.config import LLMConfig
 from callout_server.llm.diagnostics import Diagnostic
 from callout_server.llm.errors import LLMCallError
-from callout_server.llm.events import Event, ReasoningDelta, TextDelta, ToolCall, Usage
+from callout_server.llm.events import Finish, ToolCall, Usage
 from callout_server.llm.request import LLMRequest
 from callout_server.llm.request_body import build_request
 from callout_server.llm.stream import LLMStream
@@ -146,42 +146,34 @@ class LLMClient:
                 "upstream_error", locale, key, status=status, detail=exc.detail, **numbers
             ) from exc
 
-        text, reasoning, tools, usage = _collect(events)
-        diagnostic = classify(
-            text=text,
-            reasoning_seen=bool(reasoning.strip()),
-            tool_calls=len(tools),
-            finish_reason=adapter.finish_reason,
-            usage=usage,
-            max_tokens=built.max_tokens,
-            thinking=built.thinking,
-            locale=locale,
-        )
-        if not usable(diagnostic, text=text, tool_calls=len(tools)):
-            assert diagnostic is not None
-            raise LLMCallError(diagnostic)
+        answer = Answer()
+        for event in events[:-1]:
+            answer.add(event)
+        end = events[-1]
+        assert isinstance(end, Finish)  # parse() always ends with it
+        finish = answer.finish(end, max_tokens=built.max_tokens, thinking=built.thinking,
+                               locale=locale)
+        if not finish.usable:
+            assert finish.diagnostic is not None
+            raise LLMCallError(finish.diagnostic)
         if log.isEnabledFor(logging.DEBUG):
             log.debug(
                 "llm complete",
-                extra={
-                    "model": cfg.model,
-                    "latency_ms": latency_ms,
-                    "finish": adapter.finish_reason,
-                },
+                extra={"model": cfg.model, "latency_ms": latency_ms, "finish": finish.reason},
             )
         return Completion(
-            text=text,
-            reasoning=reasoning,
-            tool_calls=tools,
-            usage=usage or Usage(),
-            finish_reason=adapter.finish_reason,
+            text=answer.text,
+            reasoning=answer.reasoning,
+            tool_calls=answer.tool_calls,
+            usage=answer.usage or Usage(),
+            finish_reason=finish.reason,
             latency_ms=latency_ms,
             model=cfg.model,
             dialect=built.dialect,
             thinking=built.thinking,
             max_tokens=built.max_tokens,
-            diagnostic=diagnostic,
-            extra=adapter.extra,
+            diagnostic=finish.diagnostic,
+            extra=finish.extra,
         )
 
     async def _post(self, url: str, body: bytes, headers: dict[str, str], total: float
@@ -235,19 +227,3 @@ class LLMClient:
             connect_timeout_s=self.connect_timeout_s,
         )
 
-
-def _collect(events: list[Event]) -> tuple[str, str, list[ToolCall], Usage | None]:
-    text: list[str] = []
-    reasoning: list[str] = []
-    tools: list[ToolCall] = []
-    usage: Usage | None = None
-    for event in events:
-        if isinstance(event, TextDelta):
-            text.append(event.text)
-        elif isinstance(event, ReasoningDelta):
-            reasoning.append(event.text)
-        elif isinstance(event, ToolCall):
-            tools.append(event)
-        elif isinstance(event, Usage):
-            usage = event
-    return "".join(text), "\n".join(reasoning), tools, usage
