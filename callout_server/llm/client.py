@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 import aiohttp
-import httpx
 import orjson
 
 from callout_server.llm.adapters import InBandError, make_adapter
@@ -78,21 +77,22 @@ class Completion:
 
 
 class LLMClient:
-    """Shared, long-lived: one pooled HTTP client under all tiers. Safe for concurrent use."""
+    """Shared, long-lived: one pooled HTTP client under all tiers. Safe for concurrent use.
+
+    One connection pool, two ways onto it: the non-streamed hot path posts on the pool's
+    aiohttp session directly (`_post`), streams go through httpx on the same transport.
+    Tests drive exactly this pair against a real local server (tests/fixtures/upstream.py).
+    """
 
     def __init__(
         self,
         *,
-        http: httpx.AsyncClient | None = None,
         locale: Literal["zh", "en"] = "zh",
         connect_timeout_s: float = CONNECT_TIMEOUT_S,
         read_timeout_s: float = READ_TIMEOUT_S,
     ) -> None:
-        # With our own client we also keep its transport: the non-streamed hot path posts
-        # through the transport's aiohttp session directly (see `_post`).
-        self._transport = make_transport() if http is None else None
-        self._http = http if http is not None else make_http_client(transport=self._transport)
-        self._owns_http = http is None
+        self._transport = make_transport()
+        self._http = make_http_client(transport=self._transport)
         self.locale: Literal["zh", "en"] = locale
         self.connect_timeout_s = connect_timeout_s
         self.read_timeout_s = read_timeout_s
@@ -101,8 +101,7 @@ class LLMClient:
         return f"LLMClient(locale={self.locale!r})"
 
     async def aclose(self) -> None:
-        if self._owns_http:
-            await self._http.aclose()
+        await self._http.aclose()  # closes the transport and its aiohttp session
 
     async def __aenter__(self) -> LLMClient:
         return self
@@ -180,23 +179,17 @@ class LLMClient:
                     ) -> tuple[int, bytes]:
         """POST and read the whole body: (status, body bytes).
 
-        On our own pooled client this goes through the transport's aiohttp session directly:
-        the httpx layer on top (request/response models, URL parsing, header merging, hooks)
-        cost ~0.4 ms of CPU per call, more than the rest of an NLU decision
-        (bench/bench_nlu.py). Same pool, same connections; aiohttp's exceptions are translated
-        by `transport_error` like httpx's. A client passed in (tests' mock transports, a
-        proxy) takes the httpx path.
+        Straight on the transport's aiohttp session: the httpx layer on top (request and
+        response models, URL parsing, header merging, hooks) halves what one worker serves
+        on this path (bench/bench_client.py, `complete()` via httpx). Same pool, same
+        connections; aiohttp's exceptions are translated by `transport_error` like httpx's.
+        The total limit is the caller's `asyncio.timeout`.
         """
-        if self._transport is not None:
-            timeout = aiohttp.ClientTimeout(sock_connect=min(self.connect_timeout_s, total))
-            session = aiohttp_session(self._transport)
-            async with session.post(url, data=body, headers=headers, timeout=timeout,
-                                    allow_redirects=False) as response:
-                return response.status, await response.read()
-        response = await self._http.post(
-            url, content=body, headers=headers,
-            timeout=httpx.Timeout(total, connect=min(self.connect_timeout_s, total)))
-        return response.status_code, response.content
+        timeout = aiohttp.ClientTimeout(sock_connect=min(self.connect_timeout_s, total))
+        session = aiohttp_session(self._transport)
+        async with session.post(url, data=body, headers=headers, timeout=timeout,
+                                allow_redirects=False) as response:
+            return response.status, await response.read()
 
     # -- streamed --------------------------------------------------------------------------
 
