@@ -37,7 +37,8 @@ from callout_server.api.sse import sse_event
 from callout_server.llm.diagnostics import Diagnostic, Locale
 from callout_server.llm.errors import LLMCallError
 from callout_server.llm.events import Event, Finish, TextDelta, ToolCall
-from callout_server.llm.sentences import SentenceBatcher, join_sentences
+from callout_server.llm.sentence_batcher import SentenceBatcher
+from callout_server.llm.sentences import join_sentences
 from callout_server.llm.speakable import speakable
 from callout_server.tiers.errors import TIMEOUT_CODES
 
