@@ -41,9 +41,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script 
 import httpx
 import orjson
 
-from callout_server.config.model import LLMConfig
 from callout_server.config.settings import ChatSettings
 from callout_server.llm.client import LLMClient
+from callout_server.llm.config import LLMConfig
 from callout_server.llm.events import TextDelta
 from callout_server.llm.sentences import split_sentences
 from callout_server.llm.speakable import speakable

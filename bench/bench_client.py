@@ -11,6 +11,8 @@ with a fixed request count each:
   (a) bare   — POST + read body on an aiohttp session like the client's own (the floor)
   (b) client — LLMClient.complete() as the tiers use it (request shaping, orjson, adapter,
                classification on top of (a))
+  (b') client via httpx — the same complete() posting through the httpx layer on the same
+               transport instead of the aiohttp session: what the fast path saves
   (c) httpx  — POST + read body through httpx on the same aiohttp transport (the httpx layer
                the client's non-streamed path skips)
   (d) plain  — POST + read body on httpx.AsyncClient's default transport (the alternative)
@@ -37,6 +39,16 @@ from callout_server.llm.transport import (
     make_plain_http_client,
     make_transport,
 )
+
+
+class ClientViaHttpx(LLMClient):
+    """complete() through httpx on the client's transport (what it did before the fast path)."""
+
+    async def _post(self, url: str, body: bytes, headers: dict[str, str], total: float
+                    ) -> tuple[int, bytes]:
+        response = await self._http.post(url, content=body, headers=headers,
+                                          timeout=httpx.Timeout(total, connect=5.0))
+        return response.status_code, response.content
 
 REPLY = orjson.dumps(
     {
@@ -82,6 +94,7 @@ async def main(args: argparse.Namespace) -> None:
         fast = make_http_client(transport=transport)
         plain = make_plain_http_client()
         client = LLMClient()
+        via_httpx = ClientViaHttpx()
         cfg = LLMConfig(
             tier="nlu",
             name="bench",
@@ -89,7 +102,7 @@ async def main(args: argparse.Namespace) -> None:
             model="qwen3.5-2b",
             api_key="sk-bench-0000000000000000",
         )
-        req = LLMRequest(messages=MESSAGES, json_mode=True)
+        req = LLMRequest(messages=MESSAGES, json_mode=True, default_thinking=False)
         url = base_url + "/chat/completions"
         body = orjson.dumps(
             {
@@ -116,9 +129,14 @@ async def main(args: argparse.Namespace) -> None:
             result = await client.complete(cfg, req)
             assert result.text
 
+        async def complete_httpx() -> None:
+            result = await via_httpx.complete(cfg, req)
+            assert result.text
+
         variants: dict[str, Callable[[], Awaitable[None]]] = {
             "a bare (aiohttp session)": bare_session,
             "b LLMClient.complete()": complete,
+            "b' complete() via httpx": complete_httpx,
             "c bare (httpx on aiohttp)": bare(fast),
             "d bare (httpx default)": bare(plain),
         }
@@ -148,11 +166,13 @@ async def main(args: argparse.Namespace) -> None:
                     f"{inflight:>9} | {name:<28} | {rps[name]:>8.0f} | "
                     f"{statistics.median(lats[name]):>7.2f} | {pct(lats[name], 0.99):>7.2f}"
                 )
-            a, b, c, d = (rps[name] for name in variants)
-            print(f"{'':>9} | ratios: client/bare = {b / a:.2f}, "
+            a, b, b2, c, d = (rps[name] for name in variants)
+            print(f"{'':>9} | ratios: client/bare = {b / a:.2f}, fast path/via httpx = "
+                  f"{b / b2:.2f}, "
                   f"httpx-on-aiohttp/httpx-default = {c / d:.1f}x")
             print("-" * 72)
         await client.aclose()
+        await via_httpx.aclose()
         await fast.aclose()  # closes the transport and its session
         await plain.aclose()
     finally:

@@ -17,6 +17,15 @@ The same decisions are sent (a) bare, straight to the upstream, with the exact r
 the worker sends, and (b) through `/api/nlu/decide`. For each concurrency (1, 16 and 64
 requests in flight) a and b alternate in rounds, so machine drift hits both alike; req/s is
 the median of the rounds, p50/p99 are over all of a variant's requests, and "added" is b - a.
+"worker CPU" is the worker process's own CPU time (user + system, from /proc) per decision
+during (b).
+
+    .venv/bin/python bench/bench_nlu.py --in-process
+
+measures the tier's own work alone, for a machine too busy for the figures above: one
+`NluService.decide()` (validation of the node, prompt, request shaping, parsing,
+classification, extraction, the call-log record) with the HTTP round trip replaced by the
+fixed answer, in CPU µs per decision, min and median of 12 batches of 3,000.
 """
 
 from __future__ import annotations
@@ -109,21 +118,27 @@ def start_worker(port: int, upstream: str, database_url: str, workdir: str
 
 def upstream_body() -> bytes:
     """Exactly what the worker sends upstream for DECIDE (same builder, same config)."""
-    from callout_server.config.model import LLMConfig
+    from callout_server.llm.config import LLMConfig
     from callout_server.llm.request_body import build_request
-    from callout_server.tiers.nlu.prompt import build_messages
     from callout_server.tiers.nlu.schemas import DecideRequest
+    from callout_server.tiers.nlu.service import llm_request
 
     cfg = LLMConfig(tier="nlu", name="bench", base_url="http://127.0.0.1:1/v1", model=MODEL,
                     max_tokens=300, temperature=0.1)
     node = DecideRequest.model_validate(DECIDE)
-    req = node.overrides.apply(build_messages(node), json_mode=True)  # as NluService does
+    req = llm_request(node)  # as NluService does
     return orjson.dumps(build_request(cfg, req, stream=False).body)
 
 
 # -- the load generator ---------------------------------------------------------------------
 
-async def load(args: argparse.Namespace, upstream: str, worker: str) -> None:
+def cpu_s(pid: int) -> float:
+    """User + system CPU seconds a process has used so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def load(args: argparse.Namespace, upstream: str, worker: str, worker_pid: int) -> None:
     bare_body = upstream_body()
     decide_body = orjson.dumps(DECIDE)
     json_ct = {"content-type": "application/json"}
@@ -157,9 +172,13 @@ async def load(args: argparse.Namespace, upstream: str, worker: str) -> None:
             n = max(300, args.requests // 4) if inflight == 1 else args.requests
             rps: dict[str, list[float]] = {name: [] for name in variants}
             lats: dict[str, list[float]] = {name: [] for name in variants}
+            cpu = 0.0
             for _ in range(args.rounds):
                 for name, call in variants.items():
+                    before = cpu_s(worker_pid)
                     elapsed, latencies = await run_batch(call, n, inflight)
+                    if name.startswith("b"):
+                        cpu += cpu_s(worker_pid) - before
                     rps[name].append(n / elapsed)
                     lats[name].extend(latencies)
             p50 = {name: statistics.median(lats[name]) for name in variants}
@@ -169,7 +188,8 @@ async def load(args: argparse.Namespace, upstream: str, worker: str) -> None:
                       f"{p50[name]:>7.2f} | {p99[name]:>7.2f}")
             a, b = variants
             print(f"{'':>9} | added by the worker: p50 {p50[b] - p50[a]:+.2f} ms, "
-                  f"p99 {p99[b] - p99[a]:+.2f} ms")
+                  f"p99 {p99[b] - p99[a]:+.2f} ms; worker CPU "
+                  f"{cpu * 1000 / (n * args.rounds):.2f} ms/decision")
             print("-" * 62)
         print(GOALS)
 
@@ -187,7 +207,7 @@ async def main(args: argparse.Namespace) -> None:
             upstream = f"http://127.0.0.1:{up_port}/v1"
             worker_proc = start_worker(worker_port, upstream, database_url, workdir)
             wait_port(worker_port, worker_proc, "worker")
-            await load(args, upstream, f"http://127.0.0.1:{worker_port}")
+            await load(args, upstream, f"http://127.0.0.1:{worker_port}", worker_proc.pid)
         finally:
             for proc in (worker_proc, upstream_proc):
                 if proc is not None:
@@ -197,6 +217,47 @@ async def main(args: argparse.Namespace) -> None:
                 await drop_pg_database(database_url)
 
 
+# -- the tier alone ---------------------------------------------------------------------------
+
+async def in_process() -> None:
+    import time
+
+    from callout_server.llm import LLMClient, LLMConfig
+    from callout_server.tiers.nlu.schemas import DecideRequest
+    from callout_server.tiers.nlu.service import NluService
+
+    class FixedAnswer(LLMClient):
+        async def _post(self, url: str, body: bytes, headers: dict[str, str], total: float
+                        ) -> tuple[int, bytes]:
+            return 200, REPLY
+
+    class Recorder:  # queues nothing: the record is built, as on the hot path
+        def record(self, rec: object) -> int:
+            return 1
+
+    cfg = LLMConfig(tier="nlu", name="bench", base_url="http://127.0.0.1:1/v1", model=MODEL,
+                    max_tokens=300, temperature=0.1)
+    client = FixedAnswer()
+    service = NluService(client, lambda: cfg, Recorder())  # type: ignore[arg-type]
+    raw = orjson.dumps(DECIDE)
+
+    async def decide() -> None:
+        decision = await service.decide(DecideRequest.model_validate_json(raw))
+        assert decision.intent == "agree" and not decision.fallback
+
+    for _ in range(2000):
+        await decide()
+    per_call: list[float] = []
+    for _ in range(12):
+        start = time.process_time()
+        for _ in range(3000):
+            await decide()
+        per_call.append((time.process_time() - start) / 3000 * 1e6)
+    await client.aclose()
+    print(f"NluService.decide() without I/O: min {min(per_call):.1f} µs, "
+          f"median {statistics.median(per_call):.1f} µs CPU per decision")
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -204,9 +265,13 @@ if __name__ == "__main__":
     parser.add_argument("--requests", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--db", choices=("postgres", "sqlite"), default="postgres")
+    parser.add_argument("--in-process", action="store_true",
+                        help="measure NluService.decide() alone, no HTTP")
     ns = parser.parse_args()
     if ns.serve:
         serve_fixed(ns.serve, REPLY)
+    elif ns.in_process:
+        asyncio.run(in_process())
     else:
         import uvloop
 

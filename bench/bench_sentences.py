@@ -27,7 +27,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from callout_server.llm.sentences import SentenceBatcher, join_sentences, split_sentences
+from callout_server.llm.sentence_batcher import SentenceBatcher
+from callout_server.llm.sentences import join_sentences, split_sentences
 
 ZH = (
     "您好，我是某某银行信用卡中心的客服小王，想跟您确认一下最近的账单情况。"

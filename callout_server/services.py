@@ -82,13 +82,16 @@ class Services:
         self._stoppers.append(self.llm.aclose)
 
     async def _start_config(self) -> None:
+        from callout_server.tiers.defaults import THINKING_DEFAULT
+
         s = self.settings
         files = s.file_llm_configs
         holder: dict[str, ConfigService] = {}
         # The store's loader is the service's; the service needs the store: tie the knot.
         self.store = ConfigStore(file_snapshot(files), lambda: holder["svc"].load_snapshot())
         self.config = holder["svc"] = ConfigService(
-            self.db, self.secrets, self.store, files, llm=self.llm)
+            self.db, self.secrets, self.store, files, llm=self.llm,
+            thinking_defaults=THINKING_DEFAULT)
         self.sync = ConfigSync(
             self.store, self.config.read_generation, redis_url=s.redis.url,
             channel_prefix=s.redis.channel_prefix, poll_interval_s=s.redis.poll_interval_s,

@@ -8,14 +8,8 @@ from typing import Any
 
 import pytest
 
-from callout_server.tiers.chat.history import (
-    SUMMARY_HEADER,
-    AssistantMessage,
-    ChatHistory,
-    FunctionCall,
-    UnknownCallId,
-    UserMessage,
-)
+from callout_server.tiers.chat.history import SUMMARY_HEADER, ChatHistory, UnknownCallId
+from callout_server.tiers.chat.history_items import AssistantMessage, FunctionCall, UserMessage
 
 
 def _turn(h: ChatHistory, n: int, reply: bool = True) -> None:

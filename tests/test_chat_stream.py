@@ -136,6 +136,7 @@ async def test_request_carries_system_prompt_tools_and_overrides(emulator):
         assert body["messages"][0] == {"role": "system", "content": "你是客服小王"}
         assert body["tools"][0]["function"]["name"] == "lookup"
         assert body["max_tokens"] == 64 and body["temperature"] == 0.3
+        assert body["chat_template_kwargs"] == {"enable_thinking": False}  # the chat default
     finally:
         await h.close()
 

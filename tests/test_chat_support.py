@@ -23,9 +23,9 @@ from fastapi import FastAPI
 from callout_server.api.deps import Principal, require_service
 from callout_server.api.errors import install_error_handlers
 from callout_server.calllog.records import CallRecord
-from callout_server.config.model import LLMConfig
 from callout_server.config.settings import ChatSettings
 from callout_server.llm.client import LLMClient
+from callout_server.llm.config import LLMConfig
 from callout_server.tiers.chat.router import router
 from callout_server.tiers.chat.schemas import SessionCreate, TurnRequest
 from callout_server.tiers.chat.service import ChatService

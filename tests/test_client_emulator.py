@@ -19,7 +19,10 @@ from callout_server.llm import (
 )
 
 KEY = "sk-emu-0123456789abcdef0123"
-REQ = LLMRequest(messages=[{"role": "user", "content": "您好"}])
+# Thinking off unless the configuration says otherwise, as the chat tier asks; VENDOR_DEFAULT
+# leaves it to the vendor, as the script tier does.
+REQ = LLMRequest(messages=[{"role": "user", "content": "您好"}], default_thinking=False)
+VENDOR_DEFAULT = LLMRequest(messages=REQ.messages)
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +34,7 @@ async def client() -> Any:
 
 def cfg(emulator: Any, persona: str, model: str, **kw: Any) -> LLMConfig:
     base: dict[str, Any] = {
-        "tier": "chat",
+        "tier": "t",
         "name": "emu",
         "base_url": emulator.base_url(persona),
         "model": model,
@@ -83,7 +86,7 @@ async def test_thinking_suppressed_per_persona(
 ) -> None:
     model = emulator.unique_model(family)
     await emulator.script(model, {"content": "好的", "reasoning": "先想一想……"})
-    done = await client.complete(cfg(emulator, persona, model), REQ)  # chat tier: off
+    done = await client.complete(cfg(emulator, persona, model), REQ)  # the chat default: off
     assert done.thinking is False
     assert done.text == "好的" and done.reasoning == ""
 
@@ -93,8 +96,8 @@ async def test_thinking_allowed_returns_reasoning_separately(
 ) -> None:
     model = emulator.unique_model("deepseek-v4-flash")
     await emulator.script(model, {"content": "好的", "reasoning": "先想一想"})
-    c = cfg(emulator, "deepseek", model, tier="script", enable_thinking=True, max_tokens=3000)
-    events = await drain(client.stream(c, REQ))
+    c = cfg(emulator, "deepseek", model, enable_thinking=True, max_tokens=3000)
+    events = await drain(client.stream(c, VENDOR_DEFAULT))
     assert "".join(e.text for e in events if isinstance(e, ReasoningDelta)) == "先想一想"
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "好的"
 
@@ -102,10 +105,10 @@ async def test_thinking_allowed_returns_reasoning_separately(
 async def test_inline_think_without_parser(emulator: Any, client: LLMClient) -> None:
     model = emulator.unique_model("qwen3-8b")
     await emulator.script(model, {"content": "好的", "reasoning": "嗯……"})
-    c = cfg(emulator, "vllm-noparser", model, tier="script", max_tokens=3000)
-    done = await client.complete(c, REQ)
+    c = cfg(emulator, "vllm-noparser", model, max_tokens=3000)
+    done = await client.complete(c, VENDOR_DEFAULT)
     assert done.text == "好的" and "嗯" in done.reasoning
-    events = await drain(client.stream(c, REQ))
+    events = await drain(client.stream(c, VENDOR_DEFAULT))
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "好的"
 
 
@@ -113,12 +116,12 @@ async def test_inline_think_without_parser(emulator: Any, client: LLMClient) -> 
 async def test_reasoning_eats_max_tokens(emulator: Any, client: LLMClient, style: str) -> None:
     # Script tier leaves thinking to the vendor: Qwen3 thinks by default and spends the budget.
     model = emulator.unique_model("qwen3-8b")
-    c = cfg(emulator, "vllm", model, tier="script", max_tokens=100, api_style=style)
+    c = cfg(emulator, "vllm", model, max_tokens=100, api_style=style)
     with pytest.raises(LLMCallError) as info:
-        await client.complete(c, REQ)
+        await client.complete(c, VENDOR_DEFAULT)
     d = info.value.diagnostic
     assert (d.code, d.finish_reason, d.max_tokens) == ("truncated_by_reasoning", "length", 100)
-    events = await drain(client.stream(c, REQ))
+    events = await drain(client.stream(c, VENDOR_DEFAULT))
     finish = events[-1]
     assert isinstance(finish, Finish) and finish.reason == "length"
     assert finish.diagnostic is not None and finish.diagnostic.code == "truncated_by_reasoning"
@@ -245,7 +248,7 @@ async def test_closing_stream_disconnects_upstream(emulator: Any, client: LLMCli
 
 
 async def test_connect_error(client: LLMClient) -> None:
-    c = LLMConfig(tier="nlu", name="x", base_url="http://127.0.0.1:9/v1", model="m", api_key=KEY)
+    c = LLMConfig(tier="t", name="x", base_url="http://127.0.0.1:9/v1", model="m", api_key=KEY)
     with pytest.raises(LLMCallError) as info:
         await drain(client.stream(c, REQ))
     assert info.value.code == "connect_error" and KEY not in str(info.value)

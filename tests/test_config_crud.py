@@ -25,7 +25,7 @@ async def _generation(client) -> int:
 
 
 async def test_create_get_list_shape(app_client) -> None:
-    created = await _create(app_client, name="qwen-nlu", api_key=KEY, vendor="qwen")
+    created = await _create(app_client, name="qwen-nlu", api_key=KEY, vendor="gpustack")
     assert created["api_key_masked"] == "gpustack_7f3a****f1a2"
     assert created["has_api_key"] is True
     assert "api_key" not in created

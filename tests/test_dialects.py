@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from callout_server.config.model import LLMConfig
+from callout_server.llm.config import LLMConfig
 from callout_server.llm.dialects import (
     DIALECTS,
     Dialect,

@@ -7,8 +7,10 @@ from typing import get_args
 import callout_server.llm as llm
 
 EXPECTED = {
+    "DIALECTS",
     "Completion",
     "Diagnostic",
+    "Dialect",
     "Event",
     "Finish",
     "JSONExtractionError",
@@ -22,6 +24,7 @@ EXPECTED = {
     "ToolCall",
     "Usage",
     "extract_json_object",
+    "resolve_dialect",
 }
 
 
@@ -33,6 +36,9 @@ def test_all_is_exact() -> None:
 def test_every_name_resolves_and_belongs_to_the_package() -> None:
     for name in llm.__all__:
         member = getattr(llm, name)
+        if name == "DIALECTS":  # the vendor rows, read-only, by name
+            assert all(isinstance(row, llm.Dialect) for row in member.values())
+            continue
         if name == "Event":  # a union alias of the five event types
             assert set(get_args(member)) == {
                 llm.TextDelta,

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from callout_server.config.model import LLMConfig
+from callout_server.llm.config import LLMConfig
 from callout_server.llm.messages import chat_tools, responses_input, responses_tools
 from callout_server.llm.request import LLMRequest
 from callout_server.llm.request_body import BuiltRequest, build_request
@@ -25,7 +25,7 @@ TOOL = {
 
 
 def cfg(base_url: str = "http://10.0.0.7:8000/v1", model: str = "Qwen3-8B", **kw: Any) -> LLMConfig:
-    kw.setdefault("tier", "nlu")
+    kw.setdefault("tier", "t")  # a label only: the client knows no tier
     return LLMConfig(name="t", base_url=base_url, model=model, api_key=KEY, **kw)
 
 
@@ -151,24 +151,24 @@ def test_vendor_body_exact(
     name: str, url: str, model: str, off: dict, on: dict, r_off: bool | None, r_on: bool | None
 ) -> None:
     cases = [
-        # (tier, cfg.enable_thinking, req.enable_thinking, expected keys, reported)
-        ("nlu", None, None, off, r_off),  # tier default: off where a customer waits
-        ("chat", None, None, off, r_off),
-        ("script", None, None, {}, None),  # tier default: vendor default, nothing sent
-        ("script", False, None, off, r_off),
-        ("nlu", True, None, on, r_on),
-        ("nlu", True, False, off, r_off),  # the call's value beats the configuration's
-        ("script", False, True, on, r_on),
+        # (caller's default, cfg.enable_thinking, req.enable_thinking, expected keys, reported)
+        (False, None, None, off, r_off),  # the NLU/chat default: off where a customer waits
+        (None, None, None, {}, None),  # the script default: the vendor's, nothing sent
+        (None, False, None, off, r_off),
+        (False, True, None, on, r_on),  # the configuration beats the caller's default
+        (False, True, False, off, r_off),  # the call's value beats the configuration's
+        (None, False, True, on, r_on),
     ]
-    for tier, cfg_thinking, req_thinking, keys, reported in cases:
+    for default, cfg_thinking, req_thinking, keys, reported in cases:
         built = build_request(
-            cfg(url, model, tier=tier, enable_thinking=cfg_thinking),
-            req(enable_thinking=req_thinking),
+            cfg(url, model, enable_thinking=cfg_thinking),
+            req(enable_thinking=req_thinking, default_thinking=default),
             stream=True,
         )
+        case = (default, cfg_thinking, req_thinking)
         assert built.dialect == name
-        assert built.body == _expected(name, model, keys), (tier, cfg_thinking, req_thinking)
-        assert built.thinking is reported, (tier, cfg_thinking, req_thinking)
+        assert built.body == _expected(name, model, keys), case
+        assert built.thinking is reported, case
         assert built.max_tokens == 300
 
 
@@ -250,7 +250,8 @@ def test_openai_reasoning_effort(model: str, thinking: bool | None, effort: str,
 
 
 def test_gpt5_pro_off_reports_vendor_default() -> None:
-    built = build_request(cfg("https://api.openai.com/v1", "gpt-5-pro"), req(), stream=False)
+    built = build_request(cfg("https://api.openai.com/v1", "gpt-5-pro"),
+                          req(default_thinking=False), stream=False)
     assert built.thinking is None and "reasoning_effort" not in built.body and built.notes
 
 
@@ -460,7 +461,8 @@ def test_inputs_are_not_mutated() -> None:
 
 def test_responses_body_openai_reasoning_model() -> None:
     c = cfg("https://api.openai.com/v1", "gpt-5", api_style="responses", temperature=0.2)
-    built = build_request(c, req(tools=[TOOL], json_mode=True, max_tokens=200), stream=True)
+    built = build_request(
+        c, req(tools=[TOOL], json_mode=True, max_tokens=200, default_thinking=False), stream=True)
     assert built.url == "https://api.openai.com/v1/responses"
     assert built.body == {
         "model": "gpt-5",
@@ -501,7 +503,8 @@ def test_responses_openai_allows_reasoning_extra_but_not_vendor_keys() -> None:
 )
 def test_responses_vendor_switches(url: str, model: str, keys: dict) -> None:
     built = build_request(
-        cfg(url, model, api_style="responses", temperature=0.1), req(), stream=False
+        cfg(url, model, api_style="responses", temperature=0.1), req(default_thinking=False),
+        stream=False,
     )
     assert built.body == {
         "model": model,

@@ -7,12 +7,8 @@ import time
 
 import pytest
 
-from callout_server.llm.sentences import (
-    SentenceBatcher,
-    SentenceSplitter,
-    join_sentences,
-    split_sentences,
-)
+from callout_server.llm.sentence_batcher import SentenceBatcher
+from callout_server.llm.sentences import SentenceSplitter, join_sentences, split_sentences
 from callout_server.llm.speakable import speakable
 
 CORPUS: list[tuple[str, list[str]]] = [

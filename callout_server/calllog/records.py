@@ -8,13 +8,11 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from callout_server.db.base import utcnow
-from callout_server.llm.diagnostics import Diagnostic
-from callout_server.llm.dialects import resolve_dialect
-from callout_server.llm.events import Usage
+from callout_server.llm import Diagnostic, Usage, resolve_dialect
 
 if TYPE_CHECKING:
     from callout_server.calllog.recorder import DiagnosticsRecorder
-    from callout_server.config.model import LLMConfig
+    from callout_server.llm import LLMConfig
 
 # Bounded so one pathological vendor message cannot bloat the log table.
 MAX_TEXT = 2000
@@ -87,7 +85,10 @@ def record_call(recorder: DiagnosticsRecorder | None, tier: str, cfg: LLMConfig,
                 **fields: Any) -> Diagnostic | None:
     """Hand one model call of any tier to the call log (no I/O: the recorder queues it).
 
-    `started` is the call's `time.perf_counter()` start. Usage the vendor reported wins; a
+    `started` is the call's `time.perf_counter()` start. `vendor` is the dialect the client
+    reported for the call (`Completion.dialect`, `LLMStream.dialect`); a call that ended
+    before any report (a deadline, a failed `complete()`) is resolved from its configuration
+    the same way the client does it. Usage the vendor reported wins; a
     failed call often has none, and then the counts its diagnostic carries (e.g. the tokens
     reasoning ate) are kept. Other `fields` (call_id, ttft_ms, finish_reason, ...) fill what
     the diagnostic left empty. Returns the diagnostic carrying its record id, which the
@@ -97,7 +98,6 @@ def record_call(recorder: DiagnosticsRecorder | None, tier: str, cfg: LLMConfig,
         return diagnostic
     rec = CallRecord.from_diagnostic(
         tier, diagnostic, model=cfg.model, config_id=cfg.id,
-        # The dialect the call was sent in (detected from the URL when not configured).
         vendor=vendor or resolve_dialect(cfg).name,
         latency_ms=round((time.perf_counter() - started) * 1000, 1))
     reported = usage.to_dict() if isinstance(usage, Usage) else (usage or {})

@@ -1,37 +1,12 @@
-"""The resolved, immutable model configuration one LLM call runs with.
+"""The model tiers a configuration can serve.
 
-Built from a `config.toml` section or a database row; the API key is held decrypted only
-here, in memory, and `repr()` never shows it.
+The configuration value a call runs with (`LLMConfig`) is the shared client's own type and
+lives in `callout_server.llm.config`; this package builds it from `config.toml` and rows.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 Tier = Literal["nlu", "chat", "script"]
 TIERS: tuple[Tier, ...] = ("nlu", "chat", "script")
-ApiStyle = Literal["chat-completions", "responses"]
-API_STYLES: tuple[str, ...] = ("chat-completions", "responses")
-# Keys extra_params (and node overrides) may never override: they define the call itself.
-PROTECTED_BODY_KEYS = frozenset({"model", "messages", "input", "stream"})
-
-
-@dataclass(frozen=True, slots=True)
-class LLMConfig:
-    tier: Tier
-    name: str
-    base_url: str
-    model: str
-    api_key: str = field(default="", repr=False)
-    api_style: ApiStyle = "chat-completions"
-    timeout_s: float = 30.0
-    max_tokens: int = 300
-    temperature: float | None = None
-    enable_thinking: bool | None = None
-    reasoning_effort: str | None = None
-    extra_params: dict[str, Any] = field(default_factory=dict)
-    vendor: str | None = None  # explicit dialect name; wins over detection
-    id: int | None = None  # database row id; None for a config.toml section
-    version: int = 0
-    source: Literal["db", "file"] = "file"

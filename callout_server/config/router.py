@@ -1,4 +1,5 @@
-"""`/api/admin/llm-configs*` and `/api/admin/llm-active`: thin routes over ConfigService."""
+"""`/api/admin/llm-configs*`, `/api/admin/llm-active` and `/api/admin/vendors`: thin routes
+over ConfigService (the vendor list is the client's dialect rows, built once)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from callout_server.config.schemas import (
     RevisionList,
 )
 from callout_server.config.service import ConfigService
+from callout_server.config.vendors import VENDORS, VendorList
 from callout_server.services import Services
 
 router = APIRouter(prefix="/api/admin", tags=["model configuration"])
@@ -88,3 +90,8 @@ async def config_revisions(config_id: RowId, _: Admin, configs: Configs) -> Revi
 @router.get("/llm-active", response_model=ActiveOut, responses=_AUTH)
 async def active_configs(_: Admin, configs: Configs) -> ActiveOut:
     return configs.active()
+
+
+@router.get("/vendors", response_model=VendorList, responses=_AUTH)
+async def vendors(_: Admin) -> VendorList:
+    return VENDORS

@@ -13,7 +13,9 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from callout_server.config.model import PROTECTED_BODY_KEYS, ApiStyle, Tier
+from callout_server.config.model import Tier
+from callout_server.config.vendors import check_vendor
+from callout_server.llm.config import PROTECTED_BODY_KEYS, ApiStyle
 from callout_server.validation import INT4_MAX, RequestModel
 
 MAX_TOKENS_LIMIT = 200_000
@@ -49,6 +51,11 @@ class _Writable(RequestModel):
     @classmethod
     def _extra(cls, v: dict[str, Any] | None) -> dict[str, Any] | None:
         return None if v is None else check_extra_params(v)
+
+    @field_validator("vendor", check_fields=False)
+    @classmethod
+    def _vendor(cls, v: str | None) -> str | None:
+        return None if v is None else check_vendor(v)
 
 
 _NAME = Field(min_length=1, max_length=128)

@@ -10,6 +10,7 @@ rows, and commits; only then is the new generation swapped in locally and publis
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
@@ -26,7 +27,7 @@ from callout_server.config.errors import (
     VersionConflict,
 )
 from callout_server.config.masking import MASK, mask_api_key
-from callout_server.config.model import LLMConfig, Tier
+from callout_server.config.model import Tier
 from callout_server.config.models import LLMConfigRevision, LLMConfigRow
 from callout_server.config.repository import ConfigRepository
 from callout_server.config.schemas import (
@@ -49,6 +50,7 @@ from callout_server.config.snapshot import (
 )
 from callout_server.db.base import utcnow
 from callout_server.db.engine import Database, is_db_unavailable
+from callout_server.llm.config import LLMConfig
 
 if TYPE_CHECKING:
     from callout_server.llm.client import LLMClient
@@ -70,12 +72,16 @@ class _Unchanged(Exception):
 class ConfigService:
     def __init__(self, db: Database, secrets: SecretBox, store: ConfigStore,
                  file_configs: Mapping[Tier, LLMConfig], *, llm: LLMClient,
+                 thinking_defaults: Mapping[str, bool | None] | None = None,
                  write_timeout_s: float = 10.0) -> None:
         self.db = db
         self.secrets = secrets
         self.store = store
         self.file_configs = file_configs
         self.llm = llm
+        # The tiers' own defaults (tiers/defaults.py), handed in so "test connection" sends
+        # what the tier would: this package sits below the tiers and does not import them.
+        self.thinking_defaults = thinking_defaults or {}
         self.write_timeout_s = write_timeout_s
         # Wired by Services: swap + publish after a commit; report a dead database.
         self.after_commit: Callable[[int], Awaitable[None]] | None = None
@@ -325,7 +331,8 @@ class ConfigService:
     async def test(self, config_id: int) -> ConnectionTestResult:
         """One small real request with this configuration (active or not)."""
         from callout_server.llm.errors import LLMCallError
-        from callout_server.llm.request import TIER_DEFAULT_THINKING, LLMRequest
+        from callout_server.llm.request import LLMRequest
+        from callout_server.llm.thinking import effective_thinking
 
         async with self._read() as repo:
             row = await self._require(repo, config_id)
@@ -334,13 +341,12 @@ class ConfigService:
         except SecretDecryptError as exc:
             raise ConfigUnusable(str(exc), row.id) from exc
         cfg = row_to_config(row, key)
-        thinking = cfg.enable_thinking
-        if thinking is None:
-            thinking = TIER_DEFAULT_THINKING[cfg.tier]
-        # Room for a reasoning preamble when thinking may run, else a token-sized answer.
-        max_tokens = 16 if thinking is False else min(cfg.max_tokens, 512)
         request = LLMRequest(messages=[{"role": "user", "content": TEST_PROMPT}],
-                             max_tokens=max_tokens)
+                             default_thinking=self.thinking_defaults.get(cfg.tier))
+        # Room for a reasoning preamble when thinking may run, else a token-sized answer.
+        thinking = effective_thinking(cfg, request)
+        request = dataclasses.replace(
+            request, max_tokens=16 if thinking is False else min(cfg.max_tokens, 512))
         started = time.monotonic()
         try:
             completion = await self.llm.complete(cfg, request)

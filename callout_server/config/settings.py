@@ -15,7 +15,9 @@ from typing import Any, Literal
 import tomli
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
-from callout_server.config.model import TIERS, LLMConfig, Tier
+from callout_server.config.model import TIERS, Tier
+from callout_server.config.vendors import check_vendor
+from callout_server.llm.config import LLMConfig
 
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
@@ -110,6 +112,11 @@ class LLMSection(_Section):
     reasoning_effort: str | None = None
     extra_params: dict[str, Any] = Field(default_factory=dict)
     vendor: str | None = None
+
+    @field_validator("vendor")
+    @classmethod
+    def _vendor(cls, v: str | None) -> str | None:
+        return check_vendor(v)  # a misspelt name is a start-up error, not silently ignored
 
     def to_config(self, tier: Tier) -> LLMConfig:
         return LLMConfig(

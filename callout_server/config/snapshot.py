@@ -18,9 +18,10 @@ from types import MappingProxyType
 from typing import Literal
 
 from callout_server.config.errors import ConfigUnusable
-from callout_server.config.model import TIERS, LLMConfig, Tier
+from callout_server.config.model import TIERS, Tier
 from callout_server.config.models import LLMConfigRow
 from callout_server.config.secrets import SecretBox, SecretDecryptError
+from callout_server.llm.config import LLMConfig
 
 log = logging.getLogger(__name__)
 

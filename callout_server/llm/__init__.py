@@ -16,9 +16,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from callout_server.config.model import LLMConfig
 from callout_server.llm.client import Completion, LLMClient
+from callout_server.llm.config import LLMConfig
 from callout_server.llm.diagnostics import Diagnostic
+from callout_server.llm.dialects import DIALECTS, Dialect, resolve_dialect
 from callout_server.llm.errors import LLMCallError
 from callout_server.llm.events import Event, Finish, ReasoningDelta, TextDelta, ToolCall, Usage
 from callout_server.llm.request import LLMRequest
@@ -47,8 +48,10 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "DIALECTS",
     "Completion",
     "Diagnostic",
+    "Dialect",
     "Event",
     "Finish",
     "JSONExtractionError",
@@ -62,4 +65,5 @@ __all__ = [
     "ToolCall",
     "Usage",
     "extract_json_object",
+    "resolve_dialect",
 ]

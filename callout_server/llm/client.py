@@ -27,15 +27,14 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 import aiohttp
-import httpx
 import orjson
 
-from callout_server.config.model import LLMConfig
 from callout_server.llm.adapters import InBandError, make_adapter
-from callout_server.llm.classify import classify, usable
+from callout_server.llm.answer import Answer
+from callout_server.llm.config import LLMConfig
 from callout_server.llm.diagnostics import Diagnostic
 from callout_server.llm.errors import LLMCallError
-from callout_server.llm.events import Event, ReasoningDelta, TextDelta, ToolCall, Usage
+from callout_server.llm.events import Finish, ToolCall, Usage
 from callout_server.llm.request import LLMRequest
 from callout_server.llm.request_body import build_request
 from callout_server.llm.stream import LLMStream
@@ -78,21 +77,22 @@ class Completion:
 
 
 class LLMClient:
-    """Shared, long-lived: one pooled HTTP client under all tiers. Safe for concurrent use."""
+    """Shared, long-lived: one pooled HTTP client under all tiers. Safe for concurrent use.
+
+    One connection pool, two ways onto it: the non-streamed hot path posts on the pool's
+    aiohttp session directly (`_post`), streams go through httpx on the same transport.
+    Tests drive exactly this pair against a real local server (tests/fixtures/upstream.py).
+    """
 
     def __init__(
         self,
         *,
-        http: httpx.AsyncClient | None = None,
         locale: Literal["zh", "en"] = "zh",
         connect_timeout_s: float = CONNECT_TIMEOUT_S,
         read_timeout_s: float = READ_TIMEOUT_S,
     ) -> None:
-        # With our own client we also keep its transport: the non-streamed hot path posts
-        # through the transport's aiohttp session directly (see `_post`).
-        self._transport = make_transport() if http is None else None
-        self._http = http if http is not None else make_http_client(transport=self._transport)
-        self._owns_http = http is None
+        self._transport = make_transport()
+        self._http = make_http_client(transport=self._transport)
         self.locale: Literal["zh", "en"] = locale
         self.connect_timeout_s = connect_timeout_s
         self.read_timeout_s = read_timeout_s
@@ -101,8 +101,7 @@ class LLMClient:
         return f"LLMClient(locale={self.locale!r})"
 
     async def aclose(self) -> None:
-        if self._owns_http:
-            await self._http.aclose()
+        await self._http.aclose()  # closes the transport and its aiohttp session
 
     async def __aenter__(self) -> LLMClient:
         return self
@@ -132,7 +131,7 @@ class LLMClient:
         if status >= 400:
             raise status_error(status, content, locale, key, **numbers)
 
-        adapter = make_adapter(cfg.api_style, cfg.model)
+        adapter = make_adapter(cfg.api_style, cfg.model, built.row)
         try:
             obj = orjson.loads(content)
             if not isinstance(obj, dict):
@@ -146,65 +145,51 @@ class LLMClient:
                 "upstream_error", locale, key, status=status, detail=exc.detail, **numbers
             ) from exc
 
-        text, reasoning, tools, usage = _collect(events)
-        diagnostic = classify(
-            text=text,
-            reasoning_seen=bool(reasoning.strip()),
-            tool_calls=len(tools),
-            finish_reason=adapter.finish_reason,
-            usage=usage,
-            max_tokens=built.max_tokens,
-            thinking=built.thinking,
-            locale=locale,
-        )
-        if not usable(diagnostic, text=text, tool_calls=len(tools)):
-            assert diagnostic is not None
-            raise LLMCallError(diagnostic)
+        answer = Answer()
+        for event in events[:-1]:
+            answer.add(event)
+        end = events[-1]
+        assert isinstance(end, Finish)  # parse() always ends with it
+        finish = answer.finish(end, max_tokens=built.max_tokens, thinking=built.thinking,
+                               locale=locale)
+        if not finish.usable:
+            assert finish.diagnostic is not None
+            raise LLMCallError(finish.diagnostic)
         if log.isEnabledFor(logging.DEBUG):
             log.debug(
                 "llm complete",
-                extra={
-                    "model": cfg.model,
-                    "latency_ms": latency_ms,
-                    "finish": adapter.finish_reason,
-                },
+                extra={"model": cfg.model, "latency_ms": latency_ms, "finish": finish.reason},
             )
         return Completion(
-            text=text,
-            reasoning=reasoning,
-            tool_calls=tools,
-            usage=usage or Usage(),
-            finish_reason=adapter.finish_reason,
+            text=answer.text,
+            reasoning=answer.reasoning,
+            tool_calls=answer.tool_calls,
+            usage=answer.usage or Usage(),
+            finish_reason=finish.reason,
             latency_ms=latency_ms,
             model=cfg.model,
             dialect=built.dialect,
             thinking=built.thinking,
             max_tokens=built.max_tokens,
-            diagnostic=diagnostic,
-            extra=adapter.extra,
+            diagnostic=finish.diagnostic,
+            extra=finish.extra,
         )
 
     async def _post(self, url: str, body: bytes, headers: dict[str, str], total: float
                     ) -> tuple[int, bytes]:
         """POST and read the whole body: (status, body bytes).
 
-        On our own pooled client this goes through the transport's aiohttp session directly:
-        the httpx layer on top (request/response models, URL parsing, header merging, hooks)
-        cost ~0.4 ms of CPU per call, more than the rest of an NLU decision
-        (bench/bench_nlu.py). Same pool, same connections; aiohttp's exceptions are translated
-        by `transport_error` like httpx's. A client passed in (tests' mock transports, a
-        proxy) takes the httpx path.
+        Straight on the transport's aiohttp session: the httpx layer on top (request and
+        response models, URL parsing, header merging, hooks) halves what one worker serves
+        on this path (bench/bench_client.py, `complete()` via httpx). Same pool, same
+        connections; aiohttp's exceptions are translated by `transport_error` like httpx's.
+        The total limit is the caller's `asyncio.timeout`.
         """
-        if self._transport is not None:
-            timeout = aiohttp.ClientTimeout(sock_connect=min(self.connect_timeout_s, total))
-            session = aiohttp_session(self._transport)
-            async with session.post(url, data=body, headers=headers, timeout=timeout,
-                                    allow_redirects=False) as response:
-                return response.status, await response.read()
-        response = await self._http.post(
-            url, content=body, headers=headers,
-            timeout=httpx.Timeout(total, connect=min(self.connect_timeout_s, total)))
-        return response.status_code, response.content
+        timeout = aiohttp.ClientTimeout(sock_connect=min(self.connect_timeout_s, total))
+        session = aiohttp_session(self._transport)
+        async with session.post(url, data=body, headers=headers, timeout=timeout,
+                                allow_redirects=False) as response:
+            return response.status, await response.read()
 
     # -- streamed --------------------------------------------------------------------------
 
@@ -235,19 +220,3 @@ class LLMClient:
             connect_timeout_s=self.connect_timeout_s,
         )
 
-
-def _collect(events: list[Event]) -> tuple[str, str, list[ToolCall], Usage | None]:
-    text: list[str] = []
-    reasoning: list[str] = []
-    tools: list[ToolCall] = []
-    usage: Usage | None = None
-    for event in events:
-        if isinstance(event, TextDelta):
-            text.append(event.text)
-        elif isinstance(event, ReasoningDelta):
-            reasoning.append(event.text)
-        elif isinstance(event, ToolCall):
-            tools.append(event)
-        elif isinstance(event, Usage):
-            usage = event
-    return "".join(text), "\n".join(reasoning), tools, usage

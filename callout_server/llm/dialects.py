@@ -2,9 +2,13 @@
 
 A vendor is data. Each `Dialect` row says how to recognise the vendor (host patterns, port,
 URL fragments), how its thinking is switched off and on (dotted body paths and values), where
-`reasoning_effort` goes and which values it accepts, which budget key it reads, where
-chain-of-thought comes back, and which body keys it refuses. Adding a vendor is a row in
-`_ROWS`; the few rules data cannot express live in `thinking.py`, keyed by `Dialect.control`.
+`reasoning_effort` goes and which values it accepts, which budget key it reads, which body
+keys it refuses (the request side, read by `request_body.py` / `thinking.py`), and where
+chain-of-thought comes back: which message fields, and whether inline `<think>` may arrive
+in the answer text (the response side, read by the adapters). Adding a vendor is a row in
+`_ROWS` plus its test vectors (docs/architecture.md); the few rules data cannot express live
+in `thinking.py`, keyed by `Dialect.control`. The console's vendor list, configuration
+validation and the call log all read these rows.
 
 Resolution order (docs/spec vendors.md, "Recommended resolution order"):
   1. an explicit `LLMConfig.vendor` naming a row wins;
@@ -26,7 +30,7 @@ from types import MappingProxyType
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from callout_server.config.model import LLMConfig
+from callout_server.llm.config import LLMConfig
 
 # How a dialect's thinking is controlled; `thinking.py` holds one small function per value.
 #   none          no known request switch (Anthropic compat, Hugging Face router)
@@ -47,6 +51,7 @@ class Setting:
 @dataclass(frozen=True, slots=True)
 class Dialect:
     name: str
+    display_name: str = ""  # what the console shows; the name when empty
     # Detection. `hosts` are fnmatch patterns on the lower-cased host; an empty row is never
     # detected, only chosen by an explicit `LLMConfig.vendor`.
     hosts: tuple[str, ...] = ()
@@ -70,10 +75,36 @@ class Dialect:
     budget_key: str = "max_tokens"
     stream_usage: bool = True  # send stream_options.include_usage when streaming
     refused_keys: frozenset[str] = frozenset()  # removed even from extra_params
-    # Response shape: message/delta fields carrying chain-of-thought, and whether it may
-    # arrive inline in `content` as <think>…</think>.
+    # Response shape: message/delta fields carrying chain-of-thought (the first one present
+    # is read: during vLLM's rename both carried the same text), and whether it may arrive
+    # inline in the answer text as <think>…</think> (no reasoning parser on the server).
     reasoning_fields: tuple[str, ...] = ("reasoning_content",)
     inline_think: bool = False
+
+    @property
+    def label(self) -> str:
+        return self.display_name or self.name
+
+    @property
+    def thinking_switch(self) -> bool:
+        """Whether we know a request setting that switches this vendor's thinking."""
+        return self.control != "none"
+
+    def detection(self) -> dict[str, Any]:
+        """How the row is recognised from a base URL (all empty and no fallback: only by
+        explicit name); `fallback`: the row for any base URL no other row recognises."""
+        return {"hosts": list(self.hosts), "host_contains": list(self.host_contains),
+                "url_contains": list(self.url_contains), "ports": list(self.ports),
+                "fallback": self is FALLBACK}
+
+    def accepted_efforts(self) -> tuple[str, ...] | None:
+        """`reasoning_effort` values we send: () never sent, None passed through unchecked."""
+        if self.effort_path is None:
+            return ()
+        if self.control == "openai":  # per model (OPENAI_MODELS): every value some accepts
+            known = {e for row in OPENAI_MODELS for e in row.efforts}
+            return tuple(e for e in EFFORT_ORDER if e in known)
+        return self.effort_values
 
     def matches(self, host: str, port: int | None, url: str) -> bool:
         return (
@@ -102,11 +133,12 @@ def _enable_thinking(**kw: Any) -> Dialect:
     )
 
 
-def _self_hosted(name: str, **kw: Any) -> Dialect:
+def _self_hosted(name: str, display_name: str, **kw: Any) -> Dialect:
     # vLLM: `message.reasoning` (renamed from reasoning_content, PR #27752); SGLang and
     # llama.cpp: `reasoning_content`; without a reasoning parser CoT stays inline in content.
     return Dialect(
         name=name,
+        display_name=display_name,
         control="chat_template",
         reasoning_fields=("reasoning", "reasoning_content"),
         inline_think=True,
@@ -138,12 +170,14 @@ _OPENAI_LIKE: dict[str, Any] = {
 # Row order is detection order: specific hosts first, heuristics (port, "ollama", "gpustack")
 # after, the generic self-hosted fallback last.
 _ROWS: tuple[Dialect, ...] = (
-    Dialect(name="openai", hosts=("api.openai.com",), **_OPENAI_LIKE),
-    Dialect(name="azure", hosts=("*.openai.azure.com",), **_OPENAI_LIKE),
+    Dialect(name="openai", display_name="OpenAI", hosts=("api.openai.com",), **_OPENAI_LIKE),
+    Dialect(name="azure", display_name="Azure OpenAI", hosts=("*.openai.azure.com",),
+            **_OPENAI_LIKE),
     # DeepSeek: effort only in thinking mode; minimal→low, medium/xhigh→high server-side.
     # chat_template_kwargs dropped (design decision, spec step 4).
     _thinking_type(
         name="deepseek",
+        display_name="DeepSeek",
         hosts=("api.deepseek.com",),
         default_thinking=True,  # V4 models think by default
         effort_values=("minimal", "low", "medium", "high", "xhigh", "max"),
@@ -153,21 +187,26 @@ _ROWS: tuple[Dialect, ...] = (
     # calls unless enable_thinking=false, so "vendor default" becomes false there.
     _enable_thinking(
         name="dashscope",
+        display_name="Alibaba DashScope (Model Studio)",
         hosts=("dashscope*.aliyuncs.com",),
         off_unless_streaming=True,
     ),
-    _enable_thinking(name="siliconflow", hosts=("api.siliconflow.*",)),
+    _enable_thinking(
+        name="siliconflow", display_name="SiliconFlow", hosts=("api.siliconflow.*",)),
     # Zhipu: default enabled (omitting the key is not off); GLM-Z1 puts <think> in content.
     _thinking_type(
         name="zai",
+        display_name="Zhipu / Z.AI (GLM)",
         hosts=("api.z.ai", "open.bigmodel.cn"),
         default_thinking=True,
         inline_think=True,
     ),
-    _thinking_type(name="kimi", hosts=("api.moonshot.*", "api.kimi.com")),
-    _thinking_type(name="ark", hosts=("*.volces.com",)),
+    _thinking_type(
+        name="kimi", display_name="Moonshot Kimi", hosts=("api.moonshot.*", "api.kimi.com")),
+    _thinking_type(name="ark", display_name="Volcengine Ark (Doubao)", hosts=("*.volces.com",)),
     Dialect(
         name="openrouter",
+        display_name="OpenRouter",
         hosts=("openrouter.ai",),
         thinking_off=Setting("reasoning.effort", "none"),
         thinking_on=Setting("reasoning.enabled", True),
@@ -179,6 +218,7 @@ _ROWS: tuple[Dialect, ...] = (
     # Gemini 3 Flash ("Valid values are: high, low, medium, none").
     Dialect(
         name="gemini",
+        display_name="Google Gemini (OpenAI-compatible)",
         hosts=("generativelanguage.googleapis.com",),
         thinking_off=Setting("reasoning_effort", "none"),
         default_thinking=True,
@@ -188,6 +228,7 @@ _ROWS: tuple[Dialect, ...] = (
     # Anthropic compat: extended thinking is off unless requested; reasoning_effort ignored.
     Dialect(
         name="anthropic",
+        display_name="Anthropic (OpenAI SDK compatibility)",
         hosts=("api.anthropic.com",),
         control="none",
         default_thinking=False,
@@ -197,6 +238,7 @@ _ROWS: tuple[Dialect, ...] = (
     # Hugging Face router: the provider behind a model varies, so send only what is configured.
     Dialect(
         name="huggingface",
+        display_name="Hugging Face router",
         hosts=("router.huggingface.co",),
         control="none",
         reasoning_fields=("reasoning_content", "reasoning"),
@@ -207,6 +249,7 @@ _ROWS: tuple[Dialect, ...] = (
     # model is a 400 ("does not support thinking").
     Dialect(
         name="ollama",
+        display_name="Ollama",
         ports=(11434,),
         host_contains=("ollama",),
         thinking_off=Setting("reasoning_effort", "none"),
@@ -215,15 +258,17 @@ _ROWS: tuple[Dialect, ...] = (
         reasoning_fields=("reasoning",),
         inline_think=True,
     ),
-    _self_hosted("gpustack", url_contains=("gpustack",)),
-    _self_hosted("vllm"),
-    _self_hosted("sglang"),
-    _self_hosted("llamacpp"),
-    _self_hosted("selfhosted"),  # the fallback for any host not recognised above
+    _self_hosted("gpustack", "GPUStack", url_contains=("gpustack",)),
+    _self_hosted("vllm", "vLLM"),
+    _self_hosted("sglang", "SGLang"),
+    _self_hosted("llamacpp", "llama.cpp server"),
+    # The fallback for any host not recognised above.
+    _self_hosted("selfhosted", "Self-hosted OpenAI-compatible"),
 )
 
 DIALECTS: Mapping[str, Dialect] = MappingProxyType({d.name: d for d in _ROWS})
 FALLBACK = DIALECTS["selfhosted"]
+EFFORT_ORDER = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,6 +299,18 @@ def template_key(model: str) -> str:
         if re.search(family.pattern, name):
             return family.template_key
     return DEFAULT_TEMPLATE_KEY
+
+
+# Families whose chat template already opened `<think>` in the prompt, so raw output carries
+# only the closing tag (vendors.md, "Inline reasoning leaks"). Read only for a dialect whose
+# answers may carry inline reasoning (`Dialect.inline_think`): a hosted API returns their
+# reasoning in its own field.
+PREOPENED_THINK = re.compile(r"deepseek-r1|thinking-2507|qwq|r1-distill", re.IGNORECASE)
+
+
+@lru_cache(maxsize=512)  # pure and on the hot path: a config has few distinct values
+def preopens_think(model: str) -> bool:
+    return PREOPENED_THINK.search(model) is not None
 
 
 @dataclass(frozen=True, slots=True)

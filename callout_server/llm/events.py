@@ -59,6 +59,9 @@ class Finish:
     # Set when the stream ended without a usable answer, or cut short (e.g. `truncated`).
     diagnostic: Diagnostic | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    # False when the call left no usable answer (the diagnostic says why); True with a
+    # diagnostic is an answer that is usable but suspect (text cut by the budget).
+    usable: bool = True
 
 
 Event = TextDelta | ReasoningDelta | ToolCall | Usage | Finish

@@ -1,15 +1,9 @@
-"""What a tier asks of the shared client, independent of vendor and API style."""
+"""What a caller asks of the shared client, independent of vendor and API style."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
-
-from callout_server.config.model import Tier
-
-# Thinking by tier when neither the call nor the configuration says: suppressed where a
-# customer is waiting on the line, left to the vendor for offline script generation.
-TIER_DEFAULT_THINKING: dict[Tier, bool | None] = {"nlu": False, "chat": False, "script": None}
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,7 +13,9 @@ class LLMRequest:
     `messages` use the Chat Completions shape (`role`/`content`, assistant `tool_calls`,
     `tool` messages with `tool_call_id`); the Responses adapter converts them. `tools` use
     the flat function-tool shape `{"type": "function", "name", "description", "parameters"}`.
-    Every optional field left `None` falls back to the configuration, then the tier default.
+    Every optional field left `None` falls back to the configuration. Thinking then falls
+    back to `default_thinking`: the caller's own policy (each tier passes its default),
+    where None leaves it to the vendor.
     """
 
     messages: list[dict[str, Any]]
@@ -31,3 +27,4 @@ class LLMRequest:
     reasoning_effort: str | None = None
     extra_params: dict[str, Any] = field(default_factory=dict)
     timeout_s: float | None = None
+    default_thinking: bool | None = None

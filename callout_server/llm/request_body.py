@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from callout_server.config.model import PROTECTED_BODY_KEYS, LLMConfig
+from callout_server.llm.config import PROTECTED_BODY_KEYS, LLMConfig
 from callout_server.llm.dialects import DIALECTS, Dialect, resolve_dialect
 from callout_server.llm.messages import chat_tools, responses_input, responses_tools
 from callout_server.llm.request import LLMRequest
@@ -45,6 +45,7 @@ class BuiltRequest:
     # None = vendor default (nothing sent, or nothing that settles it).
     thinking: bool | None
     max_tokens: int  # the output budget sent
+    row: Dialect  # the resolved dialect: the adapters read its response side
     notes: tuple[str, ...] = ()  # what was dropped or adjusted, and why (safe to log)
 
 
@@ -100,6 +101,7 @@ def build_request(cfg: LLMConfig, req: LLMRequest, *, stream: bool) -> BuiltRequ
         dialect=dialect.name,
         thinking=shaping.thinking,
         max_tokens=sent_budget if isinstance(sent_budget, int) else budget,
+        row=dialect,
         notes=tuple(notes),
     )
 

@@ -5,8 +5,10 @@
             ...
 
 A stream either ends with exactly one `Finish` (carrying a diagnostic when no usable answer
-came, or the answer was cut), or raises `LLMCallError` (transport failure, HTTP error, timeout,
-malformed chunk, disconnect, in-band vendor error) and yields nothing more.
+came, or the answer was cut; `Finish.usable` says which), or raises `LLMCallError` (transport
+failure, HTTP error, timeout, malformed chunk, disconnect, in-band vendor error) and yields
+nothing more. The answer is collected and classified by `Answer` (answer.py), as `complete()`
+does, when the consumer receives each event.
 
 Time limits, all measured on the loop clock from the moment the request is sent:
   total      the whole call (`req.timeout_s or cfg.timeout_s`);
@@ -18,7 +20,8 @@ Time limits, all measured on the loop clock from the moment the request is sent:
 `aclose()` (or leaving `async with`, or cancelling the consuming task) closes the HTTP
 response at once: the socket is dropped, so the server sees the disconnect and stops
 generating (barge-in). Observable state for the diagnostics recorder: `ttft_ms`,
-`latency_ms`, `usage`, `finish_reason`, `diagnostic`, `text`, `reasoning`, `tool_calls`.
+`latency_ms`, `finish_reason`, `diagnostic`, and what the consumer has received so far:
+`text`, `reasoning`, `tool_calls`, `usage`.
 """
 
 from __future__ import annotations
@@ -33,10 +36,10 @@ import httpx
 import orjson
 
 from callout_server.llm.adapters import InBandError, make_adapter
-from callout_server.llm.classify import classify
+from callout_server.llm.answer import Answer
 from callout_server.llm.diagnostics import Diagnostic, Locale
 from callout_server.llm.errors import LLMCallError
-from callout_server.llm.events import Event, Finish, ReasoningDelta, TextDelta, ToolCall, Usage
+from callout_server.llm.events import Event, Finish, ToolCall, Usage
 from callout_server.llm.sse import SSEEvent, SSEParser
 from callout_server.llm.transport import (
     TRANSPORT_ERRORS,
@@ -47,7 +50,7 @@ from callout_server.llm.transport import (
 )
 
 if TYPE_CHECKING:
-    from callout_server.config.model import LLMConfig
+    from callout_server.llm.config import LLMConfig
     from callout_server.llm.request_body import BuiltRequest
 
 _ERROR_BODY_LIMIT = 64 * 1024
@@ -78,7 +81,7 @@ class LLMStream:
         self._read_s = read_timeout_s
         self._connect_s = min(connect_timeout_s, total_timeout_s)
         self._ends_on_finish = cfg.api_style == "responses"  # no [DONE] in that style
-        self._adapter = make_adapter(cfg.api_style, cfg.model)
+        self._adapter = make_adapter(cfg.api_style, cfg.model, built.row)
         self._parser = SSEParser()
         self._queue: deque[Event] = deque()
         self._response: httpx.Response | None = None
@@ -88,18 +91,15 @@ class LLMStream:
         self._last_data = 0.0
         self._done = False  # no more events will be produced
         self._closed = False
-        self._text: list[str] = []
-        self._reasoning: list[str] = []
+        self._answer = Answer()  # what the consumer has received
         self.model = cfg.model
         self.dialect = built.dialect
         self.thinking = built.thinking
         self.max_tokens = built.max_tokens
         self.ttft_ms: float | None = None
         self.latency_ms: float | None = None
-        self.usage: Usage | None = None
         self.finish_reason: str | None = None
         self.diagnostic: Diagnostic | None = None
-        self.tool_calls: list[ToolCall] = []
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else "done" if self._done else "open"
@@ -107,12 +107,20 @@ class LLMStream:
 
     @property
     def text(self) -> str:
-        """The answer text so far (reasoning excluded)."""
-        return "".join(self._text)
+        """The answer text received so far (reasoning excluded)."""
+        return self._answer.text
 
     @property
     def reasoning(self) -> str:
-        return "".join(self._reasoning)
+        return self._answer.reasoning
+
+    @property
+    def tool_calls(self) -> list[ToolCall]:
+        return self._answer.tool_calls
+
+    @property
+    def usage(self) -> Usage | None:
+        return self._answer.usage
 
     @property
     def keepalives(self) -> int:
@@ -132,7 +140,7 @@ class LLMStream:
 
     async def __anext__(self) -> Event:
         if self._queue:
-            return self._queue.popleft()
+            return self._deliver(self._queue.popleft())
         if self._done:
             raise StopAsyncIteration
         try:
@@ -147,8 +155,18 @@ class LLMStream:
         if self._done:
             await self._release()  # hand the connection back before the caller dawdles
         if self._queue:
-            return self._queue.popleft()
+            return self._deliver(self._queue.popleft())
         raise StopAsyncIteration
+
+    def _deliver(self, event: Event) -> Event:
+        """Hand one event to the consumer; the answer is what was handed over."""
+        if isinstance(event, Finish):
+            event = self._answer.finish(event, max_tokens=self.max_tokens,
+                                        thinking=self.thinking, locale=self._locale)
+            self.diagnostic = event.diagnostic
+        else:
+            self._answer.add(event)
+        return event
 
     async def aclose(self) -> None:
         """Stop now: close the upstream response (the server sees the disconnect)."""
@@ -286,8 +304,7 @@ class LLMStream:
             raise self._fail("upstream_error", status=200, detail=exc.detail) from exc
         if self.ttft_ms is None and adapter.saw_output:
             self.ttft_ms = (time.perf_counter() - self._perf0) * 1000.0
-        for ev in events:
-            self._push(ev)
+        self._queue.extend(events)
         if self._ends_on_finish and adapter.finished:
             self._finish()
 
@@ -313,35 +330,11 @@ class LLMStream:
             detail="connection closed by the server before the stream finished",
         )
 
-    def _push(self, event: Event) -> None:
-        if isinstance(event, TextDelta):
-            self._text.append(event.text)
-        elif isinstance(event, ReasoningDelta):
-            self._reasoning.append(event.text)
-        elif isinstance(event, ToolCall):
-            self.tool_calls.append(event)
-        elif isinstance(event, Usage):
-            self.usage = event
-        self._queue.append(event)
-
     def _finish(self) -> None:
-        closing = self._adapter.close()
-        for event in closing[:-1]:
-            self._push(event)
+        closing = self._adapter.close()  # pending text, tool calls, Usage?, then Finish
         last = closing[-1]
         assert isinstance(last, Finish)
         self.finish_reason = last.reason
-        text = self.text
-        self.diagnostic = classify(
-            text=text,
-            reasoning_seen=bool(self.reasoning.strip()),
-            tool_calls=len(self.tool_calls),
-            finish_reason=last.reason,
-            usage=self.usage,
-            max_tokens=self.max_tokens,
-            thinking=self.thinking,
-            locale=self._locale,
-        )
-        self._queue.append(Finish(last.reason, self.diagnostic, last.extra))
+        self._queue.extend(closing)  # classified when delivered (`_deliver`)
         self._done = True
         self.latency_ms = (time.perf_counter() - self._perf0) * 1000.0

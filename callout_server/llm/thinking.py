@@ -16,9 +16,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from callout_server.config.model import LLMConfig
+from callout_server.llm.config import LLMConfig
 from callout_server.llm.dialects import Control, Dialect, Setting, openai_model, template_key
-from callout_server.llm.request import TIER_DEFAULT_THINKING, LLMRequest
+from callout_server.llm.request import LLMRequest
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,12 +32,12 @@ class Shaping:
 
 
 def effective_thinking(cfg: LLMConfig, req: LLMRequest) -> bool | None:
-    """The call's value, else the configuration's, else the tier default."""
+    """The call's value, else the configuration's, else the caller's default (None: vendor's)."""
     if req.enable_thinking is not None:
         return req.enable_thinking
     if cfg.enable_thinking is not None:
         return cfg.enable_thinking
-    return TIER_DEFAULT_THINKING[cfg.tier]
+    return req.default_thinking
 
 
 def requested_effort(cfg: LLMConfig, req: LLMRequest) -> str | None:

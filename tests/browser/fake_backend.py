@@ -21,6 +21,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from callout_server.api.console import mount_console
+from callout_server.config.vendors import VENDORS
 
 USER, PASSWORD = "admin", "admin-pass-123"
 WRITABLE = ("tier", "name", "base_url", "model", "api_style", "timeout_s", "max_tokens", "temperature",
@@ -238,6 +239,11 @@ async def test_config(cid: int) -> dict[str, Any]:
 @app.get("/api/admin/llm-configs/{cid}/revisions")
 async def revisions(cid: int) -> dict[str, Any]:
     return {"items": list(reversed(S.revisions.get(cid, [])))}
+
+
+@app.get("/api/admin/vendors")
+async def vendors() -> dict[str, Any]:
+    return VENDORS.model_dump()  # the real rows: the list is data, not behaviour
 
 
 @app.get("/api/admin/llm-active")

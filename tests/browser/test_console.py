@@ -96,6 +96,12 @@ def test_models_create_edit_conflict_and_test_connection(page: Any, console_serv
     dlg.get_by_label("接口地址").fill(emulator.base_url("vllm"))
     dlg.get_by_label("模型").fill(model)
     dlg.get_by_label("API Key").fill(KEY)
+    # The vendor select is the server's dialect rows, the fallback included.
+    vendor = dlg.get_by_label("厂商方言")
+    options = vendor.locator("option").evaluate_all("os => os.map(o => [o.value, o.textContent])")
+    assert ["selfhosted", "Self-hosted OpenAI-compatible (selfhosted)"] in options
+    assert ["deepseek", "DeepSeek (deepseek)"] in options and options[0][0] == ""
+    vendor.select_option("vllm")
     dlg.get_by_role("button", name="保存").click()
     row = page.locator("tr:has(th .cell-name:text-is('browser-nlu'))")
     row.wait_for()
@@ -117,6 +123,7 @@ def test_models_create_edit_conflict_and_test_connection(page: Any, console_serv
     row.get_by_role("button", name="编辑: browser-nlu").click()
     with admin(console_server) as c:
         cur = c.get(f"/api/admin/llm-configs/{cid}").json()
+        assert cur["vendor"] == "vllm"  # chosen from the server's list above
         assert c.put(f"/api/admin/llm-configs/{cid}", json={**llm_config_body(**{
             k: cur[k] for k in ("tier", "name", "base_url", "model", "max_tokens")}), "version": cur["version"],
             "max_tokens": 512}).status_code == 200

@@ -1,11 +1,13 @@
 """API-style adapters: vendor JSON and stream chunks in, the closed event vocabulary out.
 
-    adapter = make_adapter(cfg.api_style, cfg.model)
+    adapter = make_adapter(cfg.api_style, cfg.model, dialect)  # the resolved dialect row
     events = adapter.parse(response_json)          # non-streamed: ends with Usage?, Finish
     events = adapter.feed(chunk_json)              # streamed, per `data:` payload
     events = adapter.close()                       # end of stream: flush, Usage?, Finish
 
-Adapters are pure (no I/O, no clock). Vendor failures reported inside a 200 response raise
+The dialect row (`dialects.py`) is the adapters' only vendor knowledge: which fields carry
+reasoning, and whether inline `<think>` may arrive in the answer text (with the model family
+deciding whether its template pre-opened the tag). Adapters are pure (no I/O, no clock). Vendor failures reported inside a 200 response raise
 `InBandError`; the client turns that into `LLMCallError` at its one translation point. The
 `Finish` an adapter emits carries no diagnostic: classification is `classify.py`'s job.
 """
@@ -21,7 +23,8 @@ from callout_server.llm.adapters.common import (
     tool_call_arguments_valid,
 )
 from callout_server.llm.adapters.responses import ResponsesAdapter
-from callout_server.llm.adapters.think import model_preopens_think, split_think
+from callout_server.llm.adapters.think import split_think
+from callout_server.llm.dialects import FALLBACK, Dialect, preopens_think
 from callout_server.llm.events import Event, Usage
 
 
@@ -43,8 +46,10 @@ ADAPTERS: dict[str, type[ChatCompletionsAdapter] | type[ResponsesAdapter]] = {
 }
 
 
-def make_adapter(api_style: str, model: str = "") -> Adapter:
-    return ADAPTERS[api_style](preopened_think=model_preopens_think(model))
+def make_adapter(api_style: str, model: str = "", dialect: Dialect = FALLBACK) -> Adapter:
+    """A fresh adapter for one call in `dialect` (default: a self-hosted server)."""
+    preopened = dialect.inline_think and preopens_think(model)
+    return ADAPTERS[api_style](dialect, preopened_think=preopened)
 
 
 __all__ = [

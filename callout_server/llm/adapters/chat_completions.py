@@ -3,9 +3,11 @@
 Where vendors put things (spec/vendors.md):
 - answer: `message.content` / `delta.content` (a few servers send a list of text parts);
   `refusal` counts as answer text;
-- reasoning: `reasoning_content` (DeepSeek, DashScope, SGLang, Kimi, GLM…) or `reasoning`
-  (vLLM since PR #27752, OpenRouter, Ollama). During vLLM's rename both fields carried the
-  same text, so only the first present one is read; inline `<think>` in content is split out;
+- reasoning: the fields the dialect row names (`Dialect.reasoning_fields`: DeepSeek,
+  DashScope, SGLang, Kimi, GLM… `reasoning_content`; vLLM since PR #27752, OpenRouter, Ollama
+  `reasoning`). During vLLM's rename both fields carried the same text, so only the first
+  present one is read; inline `<think>` in content is split out where the row says it may
+  come (`Dialect.inline_think`);
 - tool calls: `tool_calls[i]` deltas keyed by `index`; names arrive once, arguments as string
   fragments. We emit each call once, complete, with a fresh call id;
 - usage: a final chunk with `choices: []` (when `stream_options.include_usage` was sent), or
@@ -28,9 +30,9 @@ from callout_server.llm.adapters.common import (
     parse_usage,
 )
 from callout_server.llm.adapters.think import ThinkSplitter, split_think
+from callout_server.llm.dialects import FALLBACK, Dialect
 from callout_server.llm.events import Event, Finish, ReasoningDelta, TextDelta, Usage
 
-_REASONING_FIELDS = ("reasoning_content", "reasoning")
 _EXTRA_FIELDS = ("native_finish_reason", "stop_reason")
 
 
@@ -46,8 +48,8 @@ def _text(value: Any) -> str:
     return ""
 
 
-def _reasoning(container: dict[str, Any]) -> str:
-    for key in _REASONING_FIELDS:
+def _reasoning(container: dict[str, Any], fields: tuple[str, ...]) -> str:
+    for key in fields:
         value = container.get(key)
         if isinstance(value, str) and value:
             return value
@@ -73,8 +75,10 @@ class ChatCompletionsAdapter:
     __slots__ = (
         "_emitted_tools",
         "_ids",
+        "_inline",
         "_last_index",
         "_preopened",
+        "_reasoning_fields",
         "_think",
         "_tools",
         "extra",
@@ -84,9 +88,11 @@ class ChatCompletionsAdapter:
         "usage",
     )
 
-    def __init__(self, *, preopened_think: bool = False) -> None:
-        self._preopened = preopened_think
-        self._think = ThinkSplitter(preopened=preopened_think)
+    def __init__(self, dialect: Dialect = FALLBACK, *, preopened_think: bool = False) -> None:
+        self._reasoning_fields = dialect.reasoning_fields
+        self._inline = dialect.inline_think
+        self._preopened = preopened_think and self._inline
+        self._think = ThinkSplitter(preopened=self._preopened, tags=self._inline)
         self._tools: dict[int, ToolCallBuffer] = {}
         self._ids: dict[str, int] = {}
         self._last_index = 0
@@ -107,16 +113,15 @@ class ChatCompletionsAdapter:
             msg = choice.get("message")
             msg = msg if isinstance(msg, dict) else {}
             self._finish(choice)
-            reasoning = _reasoning(msg)
+            reasoning = _reasoning(msg, self._reasoning_fields)
+            content = _text(msg.get("content"))
             inline, answer = split_think(
-                _text(msg.get("content")),
-                preopened=self._preopened,
-                truncated=self.finish_reason == "length",
-            )
-            if reasoning:
-                out.append(ReasoningDelta(reasoning))
-            if inline:
-                out.append(ReasoningDelta(inline))
+                content, preopened=self._preopened, truncated=self.finish_reason == "length"
+            ) if self._inline else ("", content)
+            # One block: the field's reasoning, then any inline reasoning in the content.
+            block = "\n".join(part for part in (reasoning, inline) if part)
+            if block:
+                out.append(ReasoningDelta(block))
             if not answer:
                 answer = _text(msg.get("refusal"))
             if answer:
@@ -147,7 +152,7 @@ class ChatCompletionsAdapter:
         out: list[Event] = []
         delta = choice.get("delta")
         if isinstance(delta, dict):
-            reasoning = _reasoning(delta)
+            reasoning = _reasoning(delta, self._reasoning_fields)
             if reasoning:
                 self.saw_output = True
                 out.append(ReasoningDelta(reasoning))

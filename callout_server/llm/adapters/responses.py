@@ -9,7 +9,9 @@ Non-streamed: `output` is a list of items — `message` (content parts `output_t
 The style has no finish_reason, so one is derived for the rest of the system: `completed` →
 `stop` (or `tool_calls` when the model called a function), `incomplete` with reason
 `max_output_tokens` → `length`, any other incomplete reason as given (`content_filter`).
-`response.failed` and `error` events are vendor failures (InBandError).
+`response.failed` and `error` events are vendor failures (InBandError). Reasoning items are
+the style's own; inline `<think>` in output text is split out where the dialect row says it
+may come (`Dialect.inline_think`: self-hosted servers without a reasoning parser).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from callout_server.llm.adapters.common import (
     parse_usage,
 )
 from callout_server.llm.adapters.think import ThinkSplitter, split_think
+from callout_server.llm.dialects import FALLBACK, Dialect
 from callout_server.llm.events import Event, Finish, ReasoningDelta, TextDelta, Usage
 
 _TEXT_DELTAS = frozenset({"response.output_text.delta", "response.refusal.delta"})
@@ -43,6 +46,7 @@ class ResponsesAdapter:
 
     __slots__ = (
         "_calls",
+        "_inline",
         "_preopened",
         "_think",
         "called_tool",
@@ -53,9 +57,10 @@ class ResponsesAdapter:
         "usage",
     )
 
-    def __init__(self, *, preopened_think: bool = False) -> None:
-        self._preopened = preopened_think
-        self._think = ThinkSplitter(preopened=preopened_think)
+    def __init__(self, dialect: Dialect = FALLBACK, *, preopened_think: bool = False) -> None:
+        self._inline = dialect.inline_think
+        self._preopened = preopened_think and self._inline
+        self._think = ThinkSplitter(preopened=self._preopened, tags=self._inline)
         self._calls: dict[str, ToolCallBuffer] = {}  # by item id (or output_index)
         self.called_tool = False
         self.finish_reason: str | None = None
@@ -95,14 +100,15 @@ class ResponsesAdapter:
             elif kind == "function_call":
                 self.called_tool = True
                 out.append(make_tool_call(str(item.get("name") or ""), item.get("arguments")))
+        content = "".join(text)
         inline, answer = split_think(
-            "".join(text), preopened=self._preopened, truncated=self.finish_reason == "length"
-        )
+            content, preopened=self._preopened, truncated=self.finish_reason == "length"
+        ) if self._inline else ("", content)
         head: list[Event] = []
-        if reasoning:
-            head.append(ReasoningDelta("\n".join(reasoning)))
-        if inline:
-            head.append(ReasoningDelta(inline))
+        # One block: the reasoning items, then any inline reasoning in the text.
+        block = "\n".join([*reasoning, inline] if inline else reasoning)
+        if block:
+            head.append(ReasoningDelta(block))
         if answer:
             head.append(TextDelta(answer))
         out = head + out

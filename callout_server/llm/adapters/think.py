@@ -8,15 +8,17 @@ opening tag means everything before it was reasoning (DeepSeek-R1 and Qwen3-*-Th
 templates put `<think>` into the prompt).
 
 That last shape cannot be recognised while streaming until the closing tag arrives. For model
-families known to pre-open the tag, `preopened=True` holds all content back until the closing
-tag (or the end: then it was the answer, unless the output was cut by `length`). For the rest,
-text is released at once: a late bare closing tag turns only the text not yet released into
-reasoning, and `late_close` records that earlier text already went out as answer.
+families known to pre-open the tag (`dialects.preopens_think`), `preopened=True` holds all
+content back until the closing tag (or the end: then it was the answer, unless the output was
+cut by `length`). For the rest, text is released at once: a late bare closing tag turns only
+the text not yet released into reasoning, and `late_close` records that earlier text already
+went out as answer.
+
+Whether a vendor's answers may carry inline reasoning at all is its dialect row's
+`inline_think`; where they cannot, the adapters pass `tags=False` and no tag is looked for.
 """
 
 from __future__ import annotations
-
-import re
 
 from callout_server.llm.events import ReasoningDelta, TextDelta
 
@@ -25,15 +27,6 @@ CLOSE_TAGS: tuple[str, ...] = ("</think>", "◁/think▷")
 _ALL_TAGS = OPEN_TAGS + CLOSE_TAGS
 _TAG_START = ("<", "◁")
 _MAX_TAG = max(len(t) for t in _ALL_TAGS)
-
-# Model families whose chat template already opened `<think>` in the prompt, so the raw
-# output carries only the closing tag. Data, not code: add a family here.
-PREOPENED_THINK_MODELS = re.compile(r"deepseek-r1|thinking-2507|qwq|r1-distill", re.IGNORECASE)
-
-
-def model_preopens_think(model: str) -> bool:
-    return PREOPENED_THINK_MODELS.search(model) is not None
-
 
 def _find_any(text: str, tags: tuple[str, ...], start: int = 0) -> tuple[int, str]:
     best, best_tag = -1, ""
@@ -89,12 +82,14 @@ _TEXT, _REASONING, _PREOPENED = 0, 1, 2
 
 
 class ThinkSplitter:
-    """Incremental version of `split_think` for content deltas."""
+    """Incremental version of `split_think` for content deltas; `tags=False`: a vendor that
+    never puts reasoning in its answer text (only the leading whitespace is dropped)."""
 
-    __slots__ = ("_hold", "_lstrip", "_state", "late_close", "released_text", "saw_tag")
+    __slots__ = ("_hold", "_lstrip", "_state", "_tags", "late_close", "released_text", "saw_tag")
 
-    def __init__(self, *, preopened: bool = False) -> None:
-        self._state = _PREOPENED if preopened else _TEXT
+    def __init__(self, *, preopened: bool = False, tags: bool = True) -> None:
+        self._tags = tags
+        self._state = _PREOPENED if preopened and tags else _TEXT
         self._hold = ""  # a possible tag prefix, or (preopened) everything so far
         self._lstrip = True  # drop whitespace before the answer's first character
         self.late_close = False
@@ -108,7 +103,7 @@ class ThinkSplitter:
         buf = self._hold + chunk if self._hold else chunk
         self._hold = ""
         # Fast path: plain answer text with no tag character anywhere.
-        if self._state == _TEXT and "<" not in buf and "◁" not in buf:
+        if not self._tags or (self._state == _TEXT and "<" not in buf and "◁" not in buf):
             self._text(buf, out)
             return out
         while buf:

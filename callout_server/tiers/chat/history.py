@@ -3,10 +3,11 @@
     ChatHistoryError              a request the history cannot honour (code, status)
       UnknownCallId               tool output for a call id that is not pending (409)
 
-Shape: the system prompt is kept apart; the items are user messages (turn_id, revision),
-assistant messages (interrupted or not), function calls and function outputs. Size is counted
-in user turns; a turn is a user message plus everything after it up to the next one, and
-eviction and compaction always take whole turns.
+Shape: the system prompt is kept apart; the items (`history_items.py`, with how they render
+as model messages) are user messages (turn_id, revision), assistant messages (interrupted or
+not), function calls and function outputs. Size is counted in user turns; a turn is a user
+message plus everything after it up to the next one, and eviction and compaction always
+take whole turns.
 
 Bounds: `trim_if_needed()` after each completed generation enforces the soft limit `size`
 (evicts the oldest turns, or with compaction starts a background compaction); every append
@@ -34,11 +35,21 @@ One event loop only (not thread-safe); transcripts never go to the log.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from typing import Any
+
+from callout_server.tiers.chat.history_items import (
+    PUBLIC_TYPE,
+    AssistantMessage,
+    FunctionCall,
+    FunctionOutput,
+    Item,
+    UserMessage,
+    next_turn_start,
+    render,
+)
 
 log = logging.getLogger(__name__)
 
@@ -59,46 +70,6 @@ class UnknownCallId(ChatHistoryError):
     def __init__(self, call_id: str) -> None:
         super().__init__(f"no pending function call with call_id {call_id!r}")
         self.call_id = call_id
-
-
-@dataclass(eq=False, slots=True)
-class UserMessage:
-    turn_id: str
-    text: str
-    revision: int = 0
-
-
-@dataclass(eq=False, slots=True)
-class AssistantMessage:
-    text: str
-    interrupted: bool = False
-
-
-@dataclass(eq=False, slots=True)
-class FunctionCall:
-    call_id: str
-    name: str
-    arguments: dict[str, Any] | str
-
-    def arguments_json(self) -> str:
-        if isinstance(self.arguments, str):
-            return self.arguments
-        return json.dumps(self.arguments, ensure_ascii=False)
-
-
-@dataclass(eq=False, slots=True)
-class FunctionOutput:
-    call_id: str
-    output: str
-
-
-Item = UserMessage | AssistantMessage | FunctionCall | FunctionOutput
-_PUBLIC_TYPE: dict[type, str] = {
-    UserMessage: "user",
-    AssistantMessage: "assistant",
-    FunctionCall: "function_call",
-    FunctionOutput: "function_call_output",
-}
 
 
 class ChatHistory:
@@ -155,7 +126,7 @@ class ChatHistory:
         """Chat Completions messages for the model: system first, no orphan call or output."""
         system = self._system_text()
         head = [{"role": "system", "content": system}] if system else []
-        return head + _render(self._items)
+        return head + render(self._items)
 
     def to_public(self) -> list[dict[str, Any]]:
         """JSON-friendly items for `GET /api/chat/sessions/{call_id}` (system prompt apart)."""
@@ -163,7 +134,7 @@ class ChatHistory:
         if self._summary:
             out.append({"type": "summary", "text": self._summary})
         for item in self._items:
-            entry = {"type": _PUBLIC_TYPE[type(item)], **asdict(item)}
+            entry = {"type": PUBLIC_TYPE[type(item)], **asdict(item)}
             if isinstance(item, FunctionCall):
                 entry["status"] = (
                     "pending" if self._pending.get(item.call_id) is item else "completed"
@@ -287,9 +258,9 @@ class ChatHistory:
     def _evict_oldest_turn(self) -> None:
         # Whole turn: the first item (a user message, or calls kept before the first turn)
         # and everything up to the next user message. Pending calls stay in _pending.
-        end = _next_turn_start(self._items, 1)
+        end = next_turn_start(self._items, 1)
         if not isinstance(self._items[0], UserMessage):  # leading non-turn items + turn one
-            end = _next_turn_start(self._items, end + 1)
+            end = next_turn_start(self._items, end + 1)
         del self._items[:end]
 
     def _bump_generation(self) -> None:
@@ -321,7 +292,7 @@ class ChatHistory:
         try:
             if gen != self._generation:
                 return
-            messages = _render(snapshot)
+            messages = render(snapshot)
             if prior:
                 messages.insert(0, {"role": "system", "content": f"{SUMMARY_HEADER}\n{prior}"})
             assert self._summarise is not None  # enforced in __init__ for compact_history
@@ -357,57 +328,3 @@ class ChatHistory:
         self._items = kept + rest
         self._summary = summary
         log.info("chat history compacted", extra={"items": len(snapshot) - len(kept)})
-
-
-def _next_turn_start(items: list[Item], start: int) -> int:
-    for index in range(start, len(items)):
-        if isinstance(items[index], UserMessage):
-            return index
-    return len(items)
-
-
-def _render(items: list[Item]) -> list[dict[str, Any]]:
-    """Items -> Chat Completions messages; each run of calls becomes one assistant message
-    (merged with the assistant text right before it) followed by the outputs of its calls."""
-    outputs = {item.call_id: item for item in items if isinstance(item, FunctionOutput)}
-    out: list[dict[str, Any]] = []
-    index, n = 0, len(items)
-    while index < n:
-        item = items[index]
-        if isinstance(item, UserMessage):
-            out.append({"role": "user", "content": item.text})
-        elif isinstance(item, AssistantMessage):
-            out.append({"role": "assistant", "content": item.text})
-        elif isinstance(item, FunctionCall):
-            run: list[FunctionCall] = []
-            while index < n and isinstance(items[index], FunctionCall):
-                call = items[index]
-                assert isinstance(call, FunctionCall)
-                if call.call_id in outputs:  # a pending call is not shown: it has no output
-                    run.append(call)
-                index += 1
-            if run:
-                _emit_calls(out, run, outputs)
-            continue
-        # A FunctionOutput is emitted with its call; one without a call is never shown.
-        index += 1
-    return out
-
-
-def _emit_calls(
-    out: list[dict[str, Any]], run: list[FunctionCall], outputs: dict[str, FunctionOutput]
-) -> None:
-    tool_calls = [
-        {"id": c.call_id, "type": "function",
-         "function": {"name": c.name, "arguments": c.arguments_json()}}
-        for c in run
-    ]  # fmt: skip
-    last = out[-1] if out else None
-    if last is not None and last["role"] == "assistant" and "tool_calls" not in last:
-        last["tool_calls"] = tool_calls
-    else:
-        out.append({"role": "assistant", "content": None, "tool_calls": tool_calls})
-    for call in run:
-        out.append(
-            {"role": "tool", "tool_call_id": call.call_id, "content": outputs[call.call_id].output}
-        )

@@ -35,9 +35,9 @@ from typing import Any
 
 from callout_server.calllog.recorder import DiagnosticsRecorder
 from callout_server.calllog.records import record_call
-from callout_server.config.model import LLMConfig
 from callout_server.config.settings import ChatSettings
 from callout_server.llm.client import LLMClient
+from callout_server.llm.config import LLMConfig
 from callout_server.llm.diagnostics import Diagnostic, Locale
 from callout_server.llm.errors import LLMCallError
 from callout_server.llm.stream import LLMStream
@@ -58,6 +58,7 @@ from callout_server.tiers.chat.schemas import (
 )
 from callout_server.tiers.chat.session import ChatSession
 from callout_server.tiers.chat.turn import TurnRun
+from callout_server.tiers.defaults import THINKING_DEFAULT
 
 log = logging.getLogger(__name__)
 
@@ -244,7 +245,8 @@ class ChatService:
             # Inside the producer: a failing config lookup ends the stream with `error`.
             cfg = self._active_config()
             cfg_box.append(cfg)
-            req = session.overrides.apply(session.history.to_messages(), tools=session.tools)
+            req = session.overrides.apply(session.history.to_messages(), tools=session.tools,
+                                          default_thinking=THINKING_DEFAULT["chat"])
             if req.timeout_s is None:
                 req = dataclasses.replace(req, timeout_s=settings.total_timeout_s)
             return self._llm.stream(cfg, req, ttft_timeout_s=settings.ttft_timeout_s,
@@ -275,7 +277,8 @@ class ChatService:
             # The session's dialect switches (thinking, extra_params) apply; size and
             # temperature are the summary's own.
             req = dataclasses.replace(
-                session.overrides.apply(summary_messages(messages, self._locale)),
+                session.overrides.apply(summary_messages(messages, self._locale),
+                                        default_thinking=THINKING_DEFAULT["chat"]),
                 max_tokens=SUMMARY_MAX_TOKENS, temperature=0.2,
                 timeout_s=self.settings.total_timeout_s)
             started = time.perf_counter()

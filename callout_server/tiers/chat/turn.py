@@ -18,6 +18,11 @@ code still ends the stream (reason `error`, code `internal_error`).
 History rule: a completed generation stores the model's whole text; an interrupted or failed
 one stores only what was already sent (sentences in audio mode, deltas in text mode), marked
 interrupted. Text before a tool call is stored (and spoken) before the call itself.
+
+Who holds what: the stream owns the model's text (what it has handed to this turn, so a
+segment is the stream's text since the last commit) and its verdict (`Finish.usable`); the
+turn keeps only the sentences it sent in audio mode (cleaned for speech, so not the model's
+text). In text mode every delta is forwarded as it comes: what was sent is the segment.
 """
 
 from __future__ import annotations
@@ -29,11 +34,11 @@ from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
 from callout_server.api.sse import sse_event
-from callout_server.llm.classify import usable
 from callout_server.llm.diagnostics import Diagnostic, Locale
 from callout_server.llm.errors import LLMCallError
-from callout_server.llm.events import Event, Finish, TextDelta, ToolCall, Usage
-from callout_server.llm.sentences import SentenceBatcher, join_sentences
+from callout_server.llm.events import Event, Finish, TextDelta, ToolCall
+from callout_server.llm.sentence_batcher import SentenceBatcher
+from callout_server.llm.sentences import join_sentences
 from callout_server.llm.speakable import speakable
 from callout_server.tiers.errors import TIMEOUT_CODES
 
@@ -80,11 +85,10 @@ class TurnRun:
             if output == "audio" else None
         )  # fmt: skip
         self._queue: asyncio.Queue[bytes | None] = asyncio.Queue()
-        self._sent: list[str] = []  # what the caller got in the current segment
-        self._raw: list[str] = []  # the model's text in the current segment
-        self._usage: Usage | None = None
+        self._stream: LLMStream | None = None
+        self._mark = 0  # where the current segment starts in the stream's text
+        self._sentences: list[str] = []  # audio: the sentences sent in the current segment
         self._finish_event: Finish | None = None
-        self._tool_calls = 0
         self.index = start_index  # next `sentence` index within the turn
         self.spoke = spoken_before  # anything sent for this turn yet (apology rule)
         self.done = False
@@ -129,7 +133,7 @@ class TurnRun:
         stream: LLMStream | None = None
         diagnostic: Diagnostic | None = None
         try:
-            stream = self._open_stream()
+            stream = self._stream = self._open_stream()
             async with stream:
                 async for event in stream:
                     self._on_event(event)
@@ -161,7 +165,6 @@ class TurnRun:
         if isinstance(event, TextDelta):
             if not event.text:
                 return
-            self._raw.append(event.text)
             if self._batcher is None:
                 self._send_text(event.text)
             else:
@@ -169,11 +172,9 @@ class TurnRun:
                     self._send_sentence(chunk)
         elif isinstance(event, ToolCall):
             self._on_tool_call(event)
-        elif isinstance(event, Usage):
-            self._usage = event
         elif isinstance(event, Finish):
             self._finish_event = event
-        # ReasoningDelta: never spoken, never stored.
+        # ReasoningDelta: never spoken, never stored; Usage: the stream keeps it.
 
     def _on_tool_call(self, call: ToolCall) -> None:
         # Say what was said so far first ("我帮您查一下"), store it, then the call.
@@ -185,17 +186,15 @@ class TurnRun:
             arguments = call.raw_arguments  # unparseable: let the model see what it sent
         history.add_tool_call(call.call_id, call.name, arguments)
         self.session.note_tool_call(call.call_id, self.turn_id, self.output)
-        self._tool_calls += 1
         self._put("tool_call", {"turn_id": self.turn_id, "call_id": call.call_id,
                                 "name": call.name, "arguments": call.arguments})
 
     def _complete(self) -> Diagnostic | None:
         if self.done:
             return None
-        finish = self._finish_event
+        finish = self._finish_event  # the stream's verdict: no second look at the text
         diagnostic = finish.diagnostic if finish is not None else None
-        text = "".join(self._raw)
-        if not usable(diagnostic, text=text, tool_calls=self._tool_calls):
+        if finish is not None and not finish.usable:
             assert diagnostic is not None
             self._fail(diagnostic)
             return diagnostic
@@ -210,10 +209,10 @@ class TurnRun:
             return
         # Held sentences and the unfinished one are not flushed: the answer is broken off.
         reason = "timeout" if diagnostic.code in TIMEOUT_CODES else "error"
-        if reason == "timeout" and not self.spoke and not self._sent and self._apology:
+        if reason == "timeout" and not self.spoke and self._apology:
             self._say(self._apology)
             self.session.history.add_assistant_message(self._apology)
-            self._sent.clear()  # stored above as a complete message, not as interrupted
+            self._sentences.clear()  # stored above as a complete message, not as interrupted
         self._finish(reason, interrupted=True,
                      error={"code": diagnostic.code, "message": diagnostic.message})
 
@@ -224,10 +223,21 @@ class TurnRun:
             for chunk in self._batcher.flush():
                 self._send_sentence(chunk)
 
+    def _segment(self) -> str:
+        """The model's text since the last commit."""
+        return self._stream.text[self._mark:] if self._stream is not None else ""
+
+    def _sent(self) -> str:
+        """What the caller got in the current segment."""
+        if self._batcher is None:
+            return self._segment()  # text mode forwards every delta as it comes
+        return join_sentences(self._sentences)
+
     def _commit_segment(self) -> None:
-        self.session.history.add_assistant_message("".join(self._raw))
-        self._raw.clear()
-        self._sent.clear()
+        text = self._segment()
+        self.session.history.add_assistant_message(text)
+        self._mark += len(text)
+        self._sentences.clear()
 
     def _say(self, text: str) -> None:
         if self._batcher is None:
@@ -236,13 +246,12 @@ class TurnRun:
             self._send_sentence(text)
 
     def _send_sentence(self, text: str) -> None:
-        self._sent.append(text)
+        self._sentences.append(text)
         self.spoke = True
         self._put("sentence", {"turn_id": self.turn_id, "index": self.index, "text": text})
         self.index += 1
 
     def _send_text(self, text: str) -> None:
-        self._sent.append(text)
         self.spoke = True
         self._put("text_delta", {"turn_id": self.turn_id, "text": text})
 
@@ -257,15 +266,16 @@ class TurnRun:
         self.done = True
         self.reason = reason
         try:
-            if interrupted and self._sent:
-                joiner = "".join if self._batcher is None else join_sentences
-                self.session.history.record_interrupted_assistant(joiner(self._sent))
+            sent = self._sent() if interrupted else ""
+            if sent:
+                self.session.history.record_interrupted_assistant(sent)
         except Exception:
             log.exception("could not store an interrupted answer")
         finally:
-            self._sent.clear()
+            self._sentences.clear()
             self.session.release(self)
-            if self._usage is not None:
-                self._put("usage", self._usage.to_dict())
+            usage = self._stream.usage if self._stream is not None else None
+            if usage is not None:
+                self._put("usage", usage.to_dict())
             self._put("end", {"turn_id": self.turn_id, "reason": reason, "error": error})
             self._queue.put_nowait(None)

@@ -14,12 +14,13 @@ from typing import Any
 
 from callout_server.calllog.recorder import DiagnosticsRecorder
 from callout_server.calllog.records import record_call
-from callout_server.config.model import LLMConfig
 from callout_server.llm.client import Completion, LLMClient
+from callout_server.llm.config import LLMConfig
 from callout_server.llm.diagnostics import Diagnostic, Locale
 from callout_server.llm.errors import LLMCallError
 from callout_server.llm.json_extract import JSONExtractionError, extract_json_object
 from callout_server.llm.request import LLMRequest
+from callout_server.tiers.defaults import THINKING_DEFAULT
 from callout_server.tiers.errors import ModelCallFailed
 from callout_server.tiers.nlu.prompt import build_messages
 from callout_server.tiers.nlu.schemas import DecideRequest, Decision
@@ -27,6 +28,12 @@ from callout_server.tiers.nlu.validate import SchemaMismatch, validate_answer
 
 # Below this much time left, a retry could not finish: answer now instead.
 MIN_RETRY_BUDGET_S = 0.05
+def llm_request(req: DecideRequest) -> LLMRequest:
+    """The model call for one decision: JSON mode, the node's overrides, thinking off."""
+    return req.overrides.apply(build_messages(req), json_mode=True,
+                               default_thinking=THINKING_DEFAULT["nlu"])
+
+
 class NluService:
     def __init__(self, llm: LLMClient, active_config: Callable[[], LLMConfig],
                  recorder: DiagnosticsRecorder | None = None, locale: Locale = "zh") -> None:
@@ -39,7 +46,7 @@ class NluService:
         cfg = self._active_config()
         started = time.perf_counter()
         deadline_s = (req.deadline_ms / 1000) if req.deadline_ms else cfg.timeout_s
-        llm_req = self._llm_request(req)
+        llm_req = llm_request(req)
         diagnostic: Diagnostic | None = None
         for attempt in range(2):
             remaining = deadline_s - (time.perf_counter() - started)
@@ -73,9 +80,6 @@ class NluService:
         return Decision(intent=req.fallback_intent, confidence=None,
                         slots={s.name: None for s in req.slots}, fallback=True, model=cfg.model,
                         latency_ms=_ms_since(started), diagnostic=diagnostic.to_dict())
-
-    def _llm_request(self, req: DecideRequest) -> LLMRequest:
-        return req.overrides.apply(build_messages(req), json_mode=True)
 
     def _read(self, req: DecideRequest, completion: Completion) -> tuple[str | None, float | None, dict[str, Any]]:
         try:

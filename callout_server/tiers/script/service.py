@@ -15,11 +15,13 @@ from typing import Any
 from callout_server.api.sse import sse_event
 from callout_server.calllog.recorder import DiagnosticsRecorder
 from callout_server.calllog.records import record_call
-from callout_server.config.model import LLMConfig
 from callout_server.llm.client import LLMClient
+from callout_server.llm.config import LLMConfig
 from callout_server.llm.diagnostics import Diagnostic, Locale
 from callout_server.llm.errors import LLMCallError
 from callout_server.llm.events import Finish, ReasoningDelta, TextDelta, Usage
+from callout_server.llm.request import LLMRequest
+from callout_server.tiers.defaults import THINKING_DEFAULT
 from callout_server.tiers.errors import TIMEOUT_CODES, ModelCallFailed
 from callout_server.tiers.script.drafts import DraftStore
 from callout_server.tiers.script.prompt import build_messages
@@ -29,6 +31,12 @@ log = logging.getLogger(__name__)
 
 def _ms(value: float | None) -> float | None:
     return round(value, 1) if value is not None else None
+
+
+def llm_request(req: GenerateRequest) -> LLMRequest:
+    """The model call for one script: the brief's overrides, thinking left to the vendor."""
+    return req.overrides.apply(build_messages(req.brief),
+                               default_thinking=THINKING_DEFAULT["script"])
 
 
 def _title(req: GenerateRequest) -> str:
@@ -48,12 +56,13 @@ class ScriptService:
         cfg = self._active_config()
         started = time.perf_counter()
         try:
-            done = await self._llm.complete(cfg, req.overrides.apply(build_messages(req.brief)))
+            done = await self._llm.complete(cfg, llm_request(req))
         except LLMCallError as exc:
             diagnostic = self._record(cfg, exc.diagnostic, started)
             raise ModelCallFailed(diagnostic or exc.diagnostic) from exc
         diagnostic = self._record(cfg, done.diagnostic, started, usage=done.usage.to_dict(),
-                                  finish_reason=done.finish_reason, max_tokens=done.max_tokens)
+                                  finish_reason=done.finish_reason, max_tokens=done.max_tokens,
+                                  vendor=done.dialect)
         draft_id, draft_error = None, None
         try:
             draft_id = await self._save(req, actor, cfg, done.text, done.reasoning,
@@ -81,7 +90,7 @@ class ScriptService:
         finish: Finish | None = None
         end: dict[str, Any] = {"reason": "completed", "error": None, "diagnostic": None,
                                "draft_id": None}
-        upstream = self._llm.stream(cfg, req.overrides.apply(build_messages(req.brief)))
+        upstream = self._llm.stream(cfg, llm_request(req))
         try:
             async with upstream as st:
                 async for event in st:
@@ -96,7 +105,7 @@ class ScriptService:
                         finish = event
         except LLMCallError as exc:
             diagnostic = self._record(cfg, exc.diagnostic, started, usage=usage,
-                                      ttft_ms=_ms(upstream.ttft_ms))
+                                      ttft_ms=_ms(upstream.ttft_ms), vendor=upstream.dialect)
             d = diagnostic or exc.diagnostic
             end |= {"reason": "timeout" if d.code in TIMEOUT_CODES else "error",
                     "error": {"code": d.code, "message": d.message}, "diagnostic": d.to_dict()}
@@ -104,12 +113,13 @@ class ScriptService:
             # Disconnect (cancellation) or a bug: log it, then let it propagate; a
             # disconnected client cannot receive an `end` anyway.
             self._record(cfg, Diagnostic.make("cancelled", self._locale), started, usage=usage,
-                         ttft_ms=_ms(upstream.ttft_ms))
+                         ttft_ms=_ms(upstream.ttft_ms), vendor=upstream.dialect)
             raise
         else:
             diagnostic = self._record(cfg, finish.diagnostic if finish else None, started,
                                       usage=usage, finish_reason=finish.reason if finish else None,
-                                      max_tokens=upstream.max_tokens, ttft_ms=_ms(upstream.ttft_ms))
+                                      max_tokens=upstream.max_tokens, ttft_ms=_ms(upstream.ttft_ms),
+                                      vendor=upstream.dialect)
             script = "".join(text)
             if diagnostic is not None:
                 end |= {"reason": "truncated" if script else "error",

@@ -1,18 +1,36 @@
 // Create / edit dialog for one model configuration. The key is write-only: only
-// `api_key_masked` is ever shown; untouched means "keep" (no `api_key` sent).
+// `api_key_masked` is ever shown; untouched means "keep" (no `api_key` sent). The vendor
+// select lists the server's dialect rows (GET /api/admin/vendors), so a new vendor needs no
+// change here.
 import { get, post, put } from "../api.js";
 import { t, tierLabel } from "../i18n.js";
 import { h, field, nextId, replace, setBusy, errorBanner } from "../ui.js";
 
 export const TIERS = ["nlu", "chat", "script"];
-export const VENDORS = ["openai", "azure", "deepseek", "dashscope", "siliconflow", "zai", "kimi", "ark",
-  "openrouter", "gemini", "anthropic", "ollama", "huggingface", "vllm", "sglang", "gpustack", "llamacpp"];
 const EFFORTS = ["none", "minimal", "low", "medium", "high"];
 
 function thinkingValue(v) { return v === true ? "true" : v === false ? "false" : ""; }
 
+// The server's vendor rows, fetched once per page load; a failed fetch is retried next time.
+let vendorRows = null;
+function loadVendors() {
+  vendorRows = vendorRows || get("/api/admin/vendors").then((r) => r.items, (e) => { vendorRows = null; throw e; });
+  return vendorRows;
+}
+
+function vendorOptions(vendors, current) {
+  const opts = [{ value: "", label: t("vendor_auto") },
+    ...vendors.map((v) => ({ value: v.name, label: v.display_name === v.name ? v.name : `${v.display_name} (${v.name})` }))];
+  // A stored name the server no longer knows stays visible (saving it is refused with a 422).
+  if (current && !vendors.some((v) => v.name === current)) opts.push({ value: current, label: current });
+  return opts;
+}
+
 /** Opens the editor. config = null creates. Resolves with the saved config, or null. */
-export function openEditor({ config = null, tier = "nlu" } = {}) {
+export async function openEditor({ config = null, tier = "nlu" } = {}) {
+  let vendors = [];
+  let vendorError = null;
+  try { vendors = await loadVendors(); } catch (e) { vendorError = e; }
   return new Promise((resolve) => {
     const opener = document.activeElement;
     const titleId = nextId("editor");
@@ -30,13 +48,14 @@ export function openEditor({ config = null, tier = "nlu" } = {}) {
       h("button", { type: "button", class: "btn btn-ghost btn-icon", "aria-label": t("close"), onclick: () => dlg.close() }, "×")),
     body);
     document.body.appendChild(dlg);
-    buildForm(body, config, tier, done);
+    buildForm(body, config, tier, done, vendors);
+    if (vendorError) body.prepend(errorBanner(vendorError));
     dlg.showModal();
     body.querySelector("input[name=name]")?.focus();
   });
 }
 
-function buildForm(body, config, defaultTier, done) {
+function buildForm(body, config, defaultTier, done, vendors) {
   const c = config || {};
   const editing = !!config;
   const f = {};
@@ -46,8 +65,7 @@ function buildForm(body, config, defaultTier, done) {
   f.base_url = field({ label: t("base_url"), name: "base_url", value: c.base_url, required: true, type: "url",
     attrs: { placeholder: "https://api.example.com/v1", autocomplete: "off", spellcheck: "false" } });
   f.model = field({ label: t("model"), name: "model", value: c.model, required: true, attrs: { autocomplete: "off", spellcheck: "false" } });
-  f.vendor = field({ label: t("vendor"), name: "vendor", value: c.vendor || "",
-    options: [{ value: "", label: t("vendor_auto") }, ...VENDORS.map((v) => ({ value: v, label: v }))] });
+  f.vendor = field({ label: t("vendor"), name: "vendor", value: c.vendor || "", options: vendorOptions(vendors, c.vendor) });
   f.api_style = field({ label: t("api_style"), name: "api_style", value: c.api_style || "chat-completions",
     options: [{ value: "chat-completions", label: "chat-completions (/v1/chat/completions)" },
       { value: "responses", label: "responses (/v1/responses)" }] });
@@ -164,7 +182,7 @@ function buildForm(body, config, defaultTier, done) {
           try {
             const fresh = await get(`/api/admin/llm-configs/${encodeURIComponent(c.id)}`);
             replace(body);
-            buildForm(body, fresh, defaultTier, done);
+            buildForm(body, fresh, defaultTier, done, vendors);
             body.querySelector("input[name=name]")?.focus();
           } catch (err) { replace(status, errorBanner(err)); }
         } }, t("version_conflict_reload"));

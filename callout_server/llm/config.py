@@ -1,0 +1,37 @@
+"""The configuration one model call runs with: the shared client's own input value.
+
+Built by the configuration layer from a `config.toml` section or a database row; the API key
+is held decrypted only here, in memory, and `repr()` never shows it. The client reads the
+call parameters; `tier`, `name`, `id`, `version` and `source` say where the value came from
+and are carried for the callers (call log, console), never read by the client.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+ApiStyle = Literal["chat-completions", "responses"]
+API_STYLES: tuple[str, ...] = ("chat-completions", "responses")
+# Keys extra_params (and node overrides) may never override: they define the call itself.
+PROTECTED_BODY_KEYS = frozenset({"model", "messages", "input", "stream"})
+
+
+@dataclass(frozen=True, slots=True)
+class LLMConfig:
+    tier: str  # the caller's label for the slot this configuration serves (opaque here)
+    name: str
+    base_url: str
+    model: str
+    api_key: str = field(default="", repr=False)
+    api_style: ApiStyle = "chat-completions"
+    timeout_s: float = 30.0
+    max_tokens: int = 300
+    temperature: float | None = None
+    enable_thinking: bool | None = None  # None: the request's default (see LLMRequest)
+    reasoning_effort: str | None = None
+    extra_params: dict[str, Any] = field(default_factory=dict)
+    vendor: str | None = None  # explicit dialect name; wins over detection
+    id: int | None = None  # database row id; None for a config.toml section
+    version: int = 0
+    source: Literal["db", "file"] = "file"
