@@ -1,13 +1,15 @@
 """The resolved, immutable model configuration one LLM call runs with.
 
 Built from a `config.toml` section or a database row; the API key is held decrypted only
-here, in memory, and `repr()` never shows it.
+here, in memory, and `repr()` never shows it (nor credentials in `base_url`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal
+
+from callout_server.config.masking import mask_url
 
 Tier = Literal["nlu", "chat", "script"]
 TIERS: tuple[Tier, ...] = ("nlu", "chat", "script")
@@ -35,3 +37,9 @@ class LLMConfig:
     id: int | None = None  # database row id; None for a config.toml section
     version: int = 0
     source: Literal["db", "file"] = "file"
+
+    def __repr__(self) -> str:  # dataclass keeps this one: the base URL is shown masked
+        shown = ", ".join(
+            f"{f.name}={mask_url(self.base_url) if f.name == 'base_url' else getattr(self, f.name)!r}"
+            for f in fields(self) if f.repr)
+        return f"LLMConfig({shown})"

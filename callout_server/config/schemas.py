@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from callout_server.config.credentials import check_api_key, check_no_url_credentials
 from callout_server.config.model import PROTECTED_BODY_KEYS, ApiStyle, Tier
 
 MAX_TOKENS_LIMIT = 200_000
@@ -26,7 +27,7 @@ def check_base_url(value: str) -> str:
         raise ValueError("must be an http:// or https:// URL with a host")
     if parts.query or parts.fragment:
         raise ValueError("must not carry a query string or fragment")
-    return value.rstrip("/")
+    return check_no_url_credentials(value).rstrip("/")
 
 
 def check_extra_params(value: dict[str, Any]) -> dict[str, Any]:
@@ -37,12 +38,19 @@ def check_extra_params(value: dict[str, Any]) -> dict[str, Any]:
 
 
 class _Writable(BaseModel):
-    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+    # hide_input_in_errors: a validation error rendered anywhere never quotes a key.
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True,
+                              hide_input_in_errors=True)
 
     @field_validator("base_url", check_fields=False)
     @classmethod
     def _url(cls, v: str | None) -> str | None:
         return None if v is None else check_base_url(v)
+
+    @field_validator("api_key", check_fields=False)
+    @classmethod
+    def _key(cls, v: str | None) -> str | None:
+        return None if v is None else check_api_key(v)
 
     @field_validator("extra_params", check_fields=False)
     @classmethod

@@ -15,6 +15,7 @@ from typing import Any, Literal
 import tomli
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
+from callout_server.config.credentials import check_api_key, check_no_url_credentials
 from callout_server.config.model import TIERS, LLMConfig, Tier
 
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -37,7 +38,8 @@ def interpolate(value: Any, env: dict[str, str] | None = None) -> Any:
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # Error messages name the key, never its value: settings hold keys, tokens, passwords.
+    model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)
 
 
 class ServerSettings(_Section):
@@ -100,6 +102,17 @@ class LLMSection(_Section):
     reasoning_effort: str | None = None
     extra_params: dict[str, Any] = Field(default_factory=dict)
     vendor: str | None = None
+
+    @field_validator("base_url")
+    @classmethod
+    def _no_credentials(cls, v: str) -> str:
+        return check_no_url_credentials(v)
+
+    @field_validator("api_key")
+    @classmethod
+    def _sendable_key(cls, v: SecretStr) -> SecretStr:
+        # Stripped like the admin API does: a key file read into ${VAR} often ends in "\n".
+        return SecretStr(check_api_key(v.get_secret_value().strip()))
 
     def to_config(self, tier: Tier) -> LLMConfig:
         return LLMConfig(
@@ -217,4 +230,5 @@ def load_settings(path: str | os.PathLike[str] | None = None,
     try:
         return Settings.model_validate(data)
     except ValueError as exc:
+        # The message names the key (`llm.nlu.api_key`); inputs are hidden (`_Section`).
         raise ConfigFileError(f"{file}: {exc}") from exc
