@@ -13,9 +13,12 @@ const EFFORTS = ["none", "minimal", "low", "medium", "high"];
 
 function thinkingValue(v) { return v === true ? "true" : v === false ? "false" : ""; }
 
-/** "scheme//host:port" with default ports folded (as the server compares), or null. */
+/** "scheme//host:port" of an http(s) URL, default ports folded (as the server compares), or null. */
 function originOf(url) {
-  try { const u = new URL(url.trim()); return `${u.protocol}//${u.hostname}:${u.port}`; } catch { return null; }
+  try {
+    const u = new URL(url.trim());
+    return u.protocol === "http:" || u.protocol === "https:" ? `${u.protocol}//${u.hostname}:${u.port}` : null;
+  } catch { return null; }
 }
 
 /** Opens the editor. config = null creates. Resolves with the saved config, or null. */
@@ -108,7 +111,9 @@ function buildForm(body, config, defaultTier, done) {
   // Moving to another host switches to "enter a key" and says why; moving back restores "keep".
   f.base_url.input.addEventListener("input", () => {
     if (!storedOrigin) return;
-    const moved = originOf(f.base_url.input.value) !== storedOrigin;
+    // An unfinished or invalid URL is no move yet: the server names what is wrong with it.
+    const now = originOf(f.base_url.input.value);
+    const moved = now !== null && now !== storedOrigin;
     if (moved === hostMoved) return;
     hostMoved = moved;
     if (moved && keyMode === "keep") keyMode = "set";
