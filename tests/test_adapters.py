@@ -299,8 +299,10 @@ def test_vendor_finish_reasons_are_kept() -> None:
 
 
 def test_error_object_in_stream_is_in_band_error() -> None:
-    with pytest.raises(InBandError, match="overloaded"):
+    with pytest.raises(InBandError) as info:
         ChatCompletionsAdapter().feed({"error": {"message": "Provider overloaded", "code": 502}})
+    assert "overloaded" in info.value.detail
+    assert "overloaded" not in str(info.value)  # chained into tracebacks: never vendor text
 
 
 def test_refusal_counts_as_text() -> None:
@@ -385,10 +387,11 @@ def test_responses_function_call_and_refusal() -> None:
 
 
 def test_responses_failed_raises() -> None:
-    with pytest.raises(InBandError, match="server_error"):
+    with pytest.raises(InBandError) as info:
         ResponsesAdapter().parse(
             {"status": "failed", "error": {"code": "server_error", "message": "boom"}}
         )
+    assert "server_error" in info.value.detail
 
 
 def test_responses_stream() -> None:
@@ -467,9 +470,10 @@ def test_responses_stream_incomplete_and_errors() -> None:
         ],
     )
     assert events[-1].reason == "length"  # type: ignore[union-attr]
-    with pytest.raises(InBandError, match="rate"):
+    with pytest.raises(InBandError) as info:
         ResponsesAdapter().feed({"type": "error", "code": "rate_limit", "message": "rate limited"})
-    with pytest.raises(InBandError, match="boom"):
+    assert "rate" in info.value.detail
+    with pytest.raises(InBandError) as info:
         ResponsesAdapter().feed(
             {
                 "type": "response.failed",
@@ -479,6 +483,7 @@ def test_responses_stream_incomplete_and_errors() -> None:
                 },
             }
         )
+    assert "boom" in info.value.detail
 
 
 def test_responses_empty_output() -> None:

@@ -10,25 +10,36 @@ from __future__ import annotations
 
 import logging
 import secrets
+from urllib.parse import quote
 
 import asyncpg
 import httpx
 
+from callout_server.llm.masking import MIN_RUN, secret_part
 from tests.fixtures.database import ADMIN_HEADERS, asyncpg_dsn, free_port, llm_config_body
 
 URL = "/api/admin/llm-configs"
 KEY = f"sk-proj-NEVERSHOWME{secrets.token_hex(12)}"
 # The middle of the key: masking shows the prefix, 4 chars and the last 4, never this.
 FRAGMENTS = (KEY, KEY[8:-4], KEY[12:24], "NEVERSHOWME")
+SECRET = secret_part(KEY)
+# A vendor echo of the key in the shapes scrubbing must catch: across the 300-character cut,
+# only a prefix of it, URL-encoded in a URL, quoted.
+ECHO = {"error": {"message": "x" * 290 + KEY + " | prefix " + KEY[:8 + 14]
+                  + f" | url https://v.example/?key={quote(KEY + '/', safe='')} | '{KEY}'"}}
 
 
 def leaks(text: str) -> list[str]:
-    return [f for f in FRAGMENTS if f in text]
+    """Known fragments, and any run of MIN_RUN (10) characters of the key's secret part."""
+    runs = {SECRET[i:i + MIN_RUN] for i in range(len(SECRET) - MIN_RUN + 1)}
+    return [f for f in FRAGMENTS if f in text] + sorted(r for r in runs if r in text)
 
 
 async def drive_admin_routes(client: httpx.AsyncClient, emulator) -> list[httpx.Response]:
     model = emulator.unique_model("qwen3-8b")
+    echoing = emulator.unique_model("qwen3-8b")
     await emulator.script(model, {"content": "pong"}, times=1)
+    await emulator.script(echoing, {"status": 401, "error_body": ECHO}, times=1)
     out: list[httpx.Response] = []
 
     async def call(method: str, path: str, **kw) -> httpx.Response:
@@ -51,11 +62,17 @@ async def drive_admin_routes(client: httpx.AsyncClient, emulator) -> list[httpx.
     await call("PUT", f"{URL}/{cid}", json={"version": 2, "api_key": KEY, "timeout_s": -1})
     await call("PUT", f"{URL}/{cid}", json={"version": 2, "api_key": KEY + "0", "model": model})
     await call("PUT", f"{URL}/{cid}", json={"version": 3, "api_key": KEY})
+    await call("PUT", f"{URL}/{cid}", json={"version": 3, "api_key": KEY[:20] + "\r\n" + KEY[20:]})
+    await call("PUT", f"{URL}/{cid}", json={"version": 3, "api_key": created["api_key_masked"],
+                                            "base_url": f"http://127.0.0.1:{free_port()}/v1"})
     await call("POST", f"{URL}/{cid}/activate")
     test_ok = await call("POST", f"{URL}/{cid}/test")
     dead = (await call("POST", URL, json=llm_config_body(
         api_key=KEY, base_url=f"http://127.0.0.1:{free_port()}/v1"))).json()
     test_fail = await call("POST", f"{URL}/{dead['id']}/test")
+    echoed = (await call("POST", URL, json=llm_config_body(
+        api_key=KEY, model=echoing, base_url=emulator.base_url("vllm")))).json()
+    test_echo = await call("POST", f"{URL}/{echoed['id']}/test")
     await call("GET", f"{URL}/{cid}/revisions")
     await call("GET", "/api/admin/llm-active")
     await call("GET", f"{URL}/999999")
@@ -67,6 +84,8 @@ async def drive_admin_routes(client: httpx.AsyncClient, emulator) -> list[httpx.
     assert test_ok.json()["thinking_suppressed"] is True  # nlu: thinking off by default
     assert test_fail.json()["ok"] is False
     assert test_fail.json()["diagnostic"]["code"] == "connect_error"
+    echo_diag = test_echo.json()["diagnostic"]
+    assert echo_diag["status"] == 401 and len(echo_diag["detail"]) <= 200  # a short excerpt
     # A key did go upstream, where it belongs (the emulator records only its presence).
     sent = await emulator.requests(model)
     assert sent and sent[-1]["authorization_present"] is True

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from callout_server.config.masking import mask_api_key, vendor_prefix
+from callout_server.llm.masking import mask_api_key, vendor_prefix
 
 
 @pytest.mark.parametrize(("key", "masked"), [

@@ -6,11 +6,18 @@
       NameConflict            409 name_conflict         (tier, name) already used
       DatabaseUnavailable     503 database_unavailable  admin write/read while the DB is down
       ConfigUnusable          503 config_unusable       stored API key cannot be decrypted
+      ApiKeyRequired          422 api_key_required      base_url moves to another origin
+                                                        while a key is stored
 """
 
 from __future__ import annotations
 
-from callout_server.api.errors import Conflict, NotFound, ServiceUnavailable
+from callout_server.api.errors import (
+    Conflict,
+    NotFound,
+    ServiceUnavailable,
+    UnprocessableEntity,
+)
 
 
 class ConfigNotFound(NotFound):
@@ -50,3 +57,17 @@ class ConfigUnusable(ServiceUnavailable):
 
     def __init__(self, message: str, config_id: int | None) -> None:
         super().__init__(message, config_id=config_id)
+
+
+class ApiKeyRequired(UnprocessableEntity):
+    """The stored key was saved for one origin; it is never sent to another one unasked."""
+
+    code = "api_key_required"
+
+    def __init__(self) -> None:
+        super().__init__(
+            "api_key: base_url now points to another origin (scheme, host or port) and this "
+            "configuration holds an API key; the stored key is never sent to a new host. Send "
+            "the key for the new host in api_key in the same request (or \"\" to clear it).",
+            fields=[{"field": "api_key",
+                     "message": "required when base_url moves to another host"}])

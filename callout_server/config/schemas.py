@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from callout_server.config.model import Tier
 from callout_server.config.vendors import check_vendor
 from callout_server.llm.config import PROTECTED_BODY_KEYS, ApiStyle
+from callout_server.llm.credentials import check_api_key, check_no_url_credentials
 from callout_server.validation import INT4_MAX, RequestModel
 
 MAX_TOKENS_LIMIT = 200_000
@@ -29,7 +30,7 @@ def check_base_url(value: str) -> str:
         raise ValueError("must be an http:// or https:// URL with a host")
     if parts.query or parts.fragment:
         raise ValueError("must not carry a query string or fragment")
-    return value.rstrip("/")
+    return check_no_url_credentials(value).rstrip("/")
 
 
 def check_extra_params(value: dict[str, Any]) -> dict[str, Any]:
@@ -40,12 +41,19 @@ def check_extra_params(value: dict[str, Any]) -> dict[str, Any]:
 
 
 class _Writable(RequestModel):
-    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+    # hide_input_in_errors: a validation error rendered anywhere never quotes a key.
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True,
+                              hide_input_in_errors=True)
 
     @field_validator("base_url", check_fields=False)
     @classmethod
     def _url(cls, v: str | None) -> str | None:
         return None if v is None else check_base_url(v)
+
+    @field_validator("api_key", check_fields=False)
+    @classmethod
+    def _key(cls, v: str | None) -> str | None:
+        return None if v is None else check_api_key(v)
 
     @field_validator("extra_params", check_fields=False)
     @classmethod

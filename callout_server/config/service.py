@@ -20,13 +20,13 @@ from sqlalchemy.exc import IntegrityError
 
 from callout_server.api.errors import ApiError
 from callout_server.config.errors import (
+    ApiKeyRequired,
     ConfigNotFound,
     ConfigUnusable,
     DatabaseUnavailable,
     NameConflict,
     VersionConflict,
 )
-from callout_server.config.masking import MASK, mask_api_key
 from callout_server.config.model import Tier
 from callout_server.config.models import LLMConfigRevision, LLMConfigRow
 from callout_server.config.repository import ConfigRepository
@@ -51,6 +51,8 @@ from callout_server.config.snapshot import (
 from callout_server.db.base import utcnow
 from callout_server.db.engine import Database, is_db_unavailable
 from callout_server.llm.config import LLMConfig
+from callout_server.llm.credentials import same_origin
+from callout_server.llm.masking import MASK, mask_api_key, mask_url
 
 if TYPE_CHECKING:
     from callout_server.llm.client import LLMClient
@@ -141,7 +143,8 @@ class ConfigService:
 
     def view(self, row: LLMConfigRow) -> LLMConfigOut:
         return LLMConfigOut(
-            id=row.id, tier=row.tier, name=row.name, base_url=row.base_url,  # type: ignore[arg-type]
+            id=row.id, tier=row.tier, name=row.name,  # type: ignore[arg-type]
+            base_url=mask_url(row.base_url),  # credentials saved by an older version
             api_key_masked=self._masked(row), has_api_key=bool(row.api_key_enc),
             model=row.model, api_style=row.api_style,  # type: ignore[arg-type]
             timeout_s=row.timeout_s, max_tokens=row.max_tokens, temperature=row.temperature,
@@ -155,7 +158,7 @@ class ConfigService:
                     updated_by: str | None = None) -> LLMConfigOut:
         """A serving configuration (snapshot entry), db row or config.toml section."""
         return LLMConfigOut(
-            id=cfg.id, tier=cfg.tier, name=cfg.name, base_url=cfg.base_url,
+            id=cfg.id, tier=cfg.tier, name=cfg.name, base_url=mask_url(cfg.base_url),
             api_key_masked=mask_api_key(cfg.api_key), has_api_key=bool(cfg.api_key),
             model=cfg.model, api_style=cfg.api_style, timeout_s=cfg.timeout_s,
             max_tokens=cfg.max_tokens, temperature=cfg.temperature,
@@ -199,8 +202,10 @@ class ConfigService:
             rows = await repo.revisions(config_id)
             if not rows and await repo.get(config_id) is None:
                 raise ConfigNotFound(config_id)
-        return RevisionList(items=[RevisionOut.model_validate(r, from_attributes=True)
-                                   for r in rows])
+        items = [RevisionOut.model_validate(r, from_attributes=True) for r in rows]
+        for item in items:  # rows written before base_url credentials were masked
+            item.changes = _masked_changes(item.changes)
+        return RevisionList(items=items)
 
     @staticmethod
     async def _require(repo: ConfigRepository, config_id: int, *,
@@ -236,6 +241,8 @@ class ConfigService:
             row = await self._require(repo, config_id, for_update=True)
             if row.version != body.version:
                 raise VersionConflict(config_id, body.version, row.version)
+            if self._key_would_follow(row, sent):
+                raise ApiKeyRequired()
             tier, name = sent.get("tier", row.tier), sent.get("name", row.name)
             if (tier, name) != (row.tier, row.name) and await repo.name_taken(
                     tier, name, except_id=row.id):
@@ -256,6 +263,20 @@ class ConfigService:
             result = self.view(row)
         await self._committed(generation)
         return result
+
+    def _key_would_follow(self, row: LLMConfigRow, sent: dict[str, Any]) -> bool:
+        """A new origin for a stored key that the request does not restate (or clear).
+
+        Otherwise any admin could point the configuration at a listener, press "test" and
+        read the write-only key. A key sent in clear (even the same one) or `""` is fine:
+        the operator then knows, or drops, what goes to the new host.
+        """
+        if not row.api_key_enc or "base_url" not in sent:
+            return False
+        if same_origin(row.base_url, sent["base_url"]):
+            return False
+        new_key = sent.get("api_key")
+        return new_key is None or new_key == self._masked(row)
 
     def _apply_key(self, row: LLMConfigRow, sent: dict[str, Any]) -> str | None:
         """PUT rule: omitted, null or the masked value keeps; "" clears; else replaces."""
@@ -325,7 +346,7 @@ class ConfigService:
         await repo.add_revision(LLMConfigRevision(
             config_id=row.id, config_version=row.version, tier=row.tier, action=action,
             actor=actor, at=utcnow(), generation=generation, fields=sorted(changes),
-            changes=changes))
+            changes=_masked_changes(changes)))
 
     # -- connectivity test ---------------------------------------------------------------
     async def test(self, config_id: int) -> ConnectionTestResult:
@@ -359,3 +380,12 @@ class ConfigService:
         return ConnectionTestResult(ok=True, latency_ms=int(completion.latency_ms),
                           model=completion.model or cfg.model,
                           thinking_suppressed=suppressed, diagnostic=diagnostic)
+
+
+def _masked_changes(changes: dict[str, Any]) -> dict[str, Any]:
+    """Revision `changes` with credentials in base_url values masked (old and new)."""
+    url = changes.get("base_url")
+    if not isinstance(url, dict):
+        return changes
+    return {**changes, "base_url": {k: mask_url(v) if isinstance(v, str) else v
+                                    for k, v in url.items()}}

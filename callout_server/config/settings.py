@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 from callout_server.config.model import TIERS, Tier
 from callout_server.config.vendors import check_vendor
 from callout_server.llm.config import LLMConfig
+from callout_server.llm.credentials import check_api_key, check_no_url_credentials
 
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
@@ -39,7 +40,8 @@ def interpolate(value: Any, env: dict[str, str] | None = None) -> Any:
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # Error messages name the key, never its value: settings hold keys, tokens, passwords.
+    model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)
 
 
 class ServerSettings(_Section):
@@ -117,6 +119,17 @@ class LLMSection(_Section):
     @classmethod
     def _vendor(cls, v: str | None) -> str | None:
         return check_vendor(v)  # a misspelt name is a start-up error, not silently ignored
+
+    @field_validator("base_url")
+    @classmethod
+    def _no_credentials(cls, v: str) -> str:
+        return check_no_url_credentials(v)
+
+    @field_validator("api_key")
+    @classmethod
+    def _sendable_key(cls, v: SecretStr) -> SecretStr:
+        # Stripped like the admin API does: a key file read into ${VAR} often ends in "\n".
+        return SecretStr(check_api_key(v.get_secret_value().strip()))
 
     def to_config(self, tier: Tier) -> LLMConfig:
         return LLMConfig(
@@ -239,4 +252,5 @@ def load_settings(path: str | os.PathLike[str] | None = None,
     try:
         return Settings.model_validate(data)
     except ValueError as exc:
+        # The message names the key (`llm.nlu.api_key`); inputs are hidden (`_Section`).
         raise ConfigFileError(f"{file}: {exc}") from exc

@@ -15,7 +15,9 @@ Exceptions (errors.py): every failure is an `LLMCallError` carrying a Diagnostic
 httpx and aiohttp exceptions are translated once (transport.py) and chained with `from`.
 
 The API key lives only in the Authorization header of the outgoing request; details that
-leave the client pass through `scrub()`, and no repr here shows headers or configuration.
+leave the client pass through `scrub()` once (`transport.call_error`), and no repr here
+shows headers or configuration. A key or URL the HTTP library could not send is caught
+before sending (`transport.unsendable_error`) and ends as a `connect_error` diagnostic.
 """
 
 from __future__ import annotations
@@ -43,11 +45,14 @@ from callout_server.llm.transport import (
     TRANSPORT_ERRORS,
     aiohttp_session,
     call_error,
+    inband_error,
     make_http_client,
     make_transport,
+    refused_error,
     request_headers,
     status_error,
     transport_error,
+    unsendable_error,
 )
 
 log = logging.getLogger(__name__)
@@ -117,6 +122,9 @@ class LLMClient:
         total = req.timeout_s or cfg.timeout_s
         key, locale = cfg.api_key, self.locale
         numbers = {"max_tokens": built.max_tokens}
+        unsendable = unsendable_error(key, built.url, locale, **numbers)
+        if unsendable is not None:
+            raise unsendable
         start = time.perf_counter()
         try:
             async with asyncio.timeout(total):
@@ -127,6 +135,8 @@ class LLMClient:
             raise call_error("timeout", locale, key, detail=detail, **numbers) from exc
         except TRANSPORT_ERRORS as exc:
             raise transport_error(exc, locale, key, **numbers) from exc
+        except ValueError as exc:  # a header or URL the library refuses; its text may quote it
+            raise refused_error(exc, locale, key, **numbers) from None
         latency_ms = (time.perf_counter() - start) * 1000.0
         if status >= 400:
             raise status_error(status, content, locale, key, **numbers)
@@ -141,9 +151,7 @@ class LLMClient:
             detail = f"malformed response body ({len(content)} bytes, not a JSON object)"
             raise call_error("upstream_error", locale, key, status=status, detail=detail) from exc
         except InBandError as exc:
-            raise call_error(
-                "upstream_error", locale, key, status=status, detail=exc.detail, **numbers
-            ) from exc
+            raise inband_error(exc.detail, locale, key, **numbers) from exc
 
         answer = Answer()
         for event in events[:-1]:

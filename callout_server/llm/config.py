@@ -1,15 +1,18 @@
 """The configuration one model call runs with: the shared client's own input value.
 
 Built by the configuration layer from a `config.toml` section or a database row; the API key
-is held decrypted only here, in memory, and `repr()` never shows it. The client reads the
+is held decrypted only here, in memory, and `repr()` never shows it (nor credentials in
+`base_url`). The client reads the
 call parameters; `tier`, `name`, `id`, `version` and `source` say where the value came from
 and are carried for the callers (call log, console), never read by the client.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal
+
+from callout_server.llm.masking import mask_url
 
 ApiStyle = Literal["chat-completions", "responses"]
 API_STYLES: tuple[str, ...] = ("chat-completions", "responses")
@@ -35,3 +38,9 @@ class LLMConfig:
     id: int | None = None  # database row id; None for a config.toml section
     version: int = 0
     source: Literal["db", "file"] = "file"
+
+    def __repr__(self) -> str:  # dataclass keeps this one: the base URL is shown masked
+        shown = ", ".join(
+            f"{f.name}={mask_url(self.base_url) if f.name == 'base_url' else getattr(self, f.name)!r}"
+            for f in fields(self) if f.repr)
+        return f"LLMConfig({shown})"

@@ -44,9 +44,12 @@ from callout_server.llm.sse import SSEEvent, SSEParser
 from callout_server.llm.transport import (
     TRANSPORT_ERRORS,
     call_error,
+    inband_error,
+    refused_error,
     request_headers,
     status_error,
     transport_error,
+    unsendable_error,
 )
 
 if TYPE_CHECKING:
@@ -222,14 +225,21 @@ class LLMStream:
         self._t0 = loop.time()
         self._perf0 = time.perf_counter()
         self._last_data = self._t0
-        request = self._http.build_request(
-            "POST",
-            self._url,
-            content=orjson.dumps(self._body),
-            headers=request_headers(self._key, stream=True),
-            # read=None: silence is judged here (keep-alives would reset the transport's).
-            timeout=httpx.Timeout(self._total_s, connect=self._connect_s, read=None),
-        )
+        unsendable = unsendable_error(
+            self._key, self._url, self._locale, max_tokens=self.max_tokens)
+        if unsendable is not None:
+            raise unsendable
+        try:
+            request = self._http.build_request(
+                "POST",
+                self._url,
+                content=orjson.dumps(self._body),
+                headers=request_headers(self._key, stream=True),
+                # read=None: silence is judged here (keep-alives would reset the transport's).
+                timeout=httpx.Timeout(self._total_s, connect=self._connect_s, read=None),
+            )
+        except ValueError as exc:  # e.g. a non-ASCII header; the text may quote the value
+            raise refused_error(exc, self._locale, self._key, max_tokens=self.max_tokens) from None
         deadline, which = self._deadline()
         try:
             async with asyncio.timeout_at(deadline):
@@ -252,6 +262,8 @@ class LLMStream:
             raise self._timed_out(which) from exc
         except TRANSPORT_ERRORS as exc:
             raise transport_error(exc, self._locale, self._key, max_tokens=self.max_tokens) from exc
+        except ValueError as exc:  # a header or URL the library refuses at send time
+            raise refused_error(exc, self._locale, self._key, max_tokens=self.max_tokens) from None
         self._chunks = response.aiter_bytes()
 
     async def _fill(self) -> None:
@@ -301,7 +313,8 @@ class LLMStream:
         try:
             events = adapter.feed(obj)
         except InBandError as exc:
-            raise self._fail("upstream_error", status=200, detail=exc.detail) from exc
+            raise inband_error(exc.detail, self._locale, self._key,
+                               max_tokens=self.max_tokens) from exc
         if self.ttft_ms is None and adapter.saw_output:
             self.ttft_ms = (time.perf_counter() - self._perf0) * 1000.0
         self._queue.extend(events)

@@ -26,13 +26,21 @@ except ImportError:  # pragma: no cover
 
 from httpx_aiohttp import AiohttpTransport
 
+from callout_server.llm.credentials import unsendable
 from callout_server.llm.diagnostics import Diagnostic, Locale
 from callout_server.llm.errors import LLMCallError
+from callout_server.llm.masking import scrub
 
 MAX_CONNECTIONS = 512
 KEEPALIVE_EXPIRY_S = 30.0
 CONNECT_TIMEOUT_S = 5.0
+# Longest detail a diagnostic carries; an upstream's own words (error body, in-band error)
+# get a shorter excerpt: `/test` must not turn into a reader of any URL's error pages.
 _DETAIL_LIMIT = 300
+EXCERPT_LIMIT = 200
+# Text beyond this is dropped before scrubbing (cost bound). Safe: each masked run shrinks
+# the text by at most 60 %, so nothing past the window can reach the first _DETAIL_LIMIT.
+_SCRUB_WINDOW = 8192
 
 
 def make_transport(
@@ -78,15 +86,9 @@ def make_plain_http_client(*, max_connections: int = MAX_CONNECTIONS) -> httpx.A
     )
 
 
-def scrub(text: str, secret: str) -> str:
-    """Remove a secret from text that is about to leave the client (vendors echo keys)."""
-    if secret and secret in text:
-        text = text.replace(secret, "****")
-    return text
-
-
-def vendor_error_message(body: bytes, *, limit: int = _DETAIL_LIMIT) -> str:
-    """The vendor's own words from an error body, never the request.
+def vendor_error_message(body: bytes) -> str:
+    """The vendor's own words from an error body, never the request; uncut and unscrubbed
+    (`call_error` scrubs, then cuts).
 
     Shapes seen: OpenAI `{"error": {"message", "type", "code"}}`, `{"error": "text"}`,
     DashScope native `{"code", "message"}`, FastAPI/vLLM `{"detail": ...}`, `{"object":
@@ -96,7 +98,7 @@ def vendor_error_message(body: bytes, *, limit: int = _DETAIL_LIMIT) -> str:
     try:
         obj: Any = orjson.loads(body)
     except orjson.JSONDecodeError:
-        return _squash(text)[:limit] or "(empty body)"
+        return _squash(text) or "(empty body)"
     message: Any = None
     if isinstance(obj, dict):
         err = obj.get("error")
@@ -106,10 +108,10 @@ def vendor_error_message(body: bytes, *, limit: int = _DETAIL_LIMIT) -> str:
             message = err
         message = message or obj.get("message") or obj.get("msg") or obj.get("detail")
     if message is None:
-        return _squash(text)[:limit]
+        return _squash(text)
     if not isinstance(message, str):
         message = orjson.dumps(message).decode()
-    return _squash(message)[:limit]
+    return _squash(message)
 
 
 def _squash(text: str) -> str:
@@ -170,11 +172,17 @@ def request_headers(api_key: str, *, stream: bool) -> dict[str, str]:
     return headers
 
 
-def call_error(code: str, locale: Locale, secret: str, **fields: Any) -> LLMCallError:
-    """An LLMCallError whose detail has been scrubbed of the key and cut to length."""
+def call_error(code: str, locale: Locale, secret: str, *, limit: int = _DETAIL_LIMIT,
+               **fields: Any) -> LLMCallError:
+    """An LLMCallError whose detail has been scrubbed of the key, then cut to `limit`.
+
+    The one way a detail leaves the client: the diagnostic's message, the call log, the
+    tiers' answers and `/test` are all built from it. Scrubbing first means a key sitting
+    across the cut cannot leave a piece of itself behind.
+    """
     detail = fields.pop("detail", None)
     if detail is not None:
-        fields["detail"] = scrub(str(detail), secret)[:_DETAIL_LIMIT]
+        fields["detail"] = scrub(str(detail)[:_SCRUB_WINDOW], secret)[:limit]
     return LLMCallError(Diagnostic.make(code, locale, **fields))
 
 
@@ -187,7 +195,35 @@ def status_error(
     status: int, body: bytes, locale: Locale, secret: str, **fields: Any
 ) -> LLMCallError:
     detail = vendor_error_message(body) if body else f"HTTP {status}"
-    return call_error("upstream_error", locale, secret, status=status, detail=detail, **fields)
+    return call_error("upstream_error", locale, secret, status=status, detail=detail,
+                      limit=EXCERPT_LIMIT, **fields)
+
+
+def inband_error(detail: str, locale: Locale, secret: str, **fields: Any) -> LLMCallError:
+    """A failure the vendor reported inside a 200 response (its own words: an excerpt)."""
+    return call_error("upstream_error", locale, secret, status=200, detail=detail,
+                      limit=EXCERPT_LIMIT, **fields)
+
+
+def unsendable_error(api_key: str, url: str, locale: Locale, **fields: Any) -> LLMCallError | None:
+    """The diagnostic for a request that cannot be sent at all, checked before sending.
+
+    A key or base URL that got past validation (a row saved by an older version, a
+    configuration built in code) ends as a `connect_error` the tiers handle like any other
+    (fallback intent, `end` event), never as the HTTP library's ValueError.
+    """
+    problem = unsendable(api_key, url)
+    return None if problem is None else call_error("connect_error", locale, api_key,
+                                                   detail=problem, **fields)
+
+
+def refused_error(exc: ValueError, locale: Locale, secret: str, **fields: Any) -> LLMCallError:
+    """The HTTP library refused to build or send the request (a header or URL it rejects).
+
+    Only the exception's type is kept: its text may quote the offending header value.
+    """
+    detail = f"the HTTP library refused the request ({type(exc).__name__})"
+    return call_error("connect_error", locale, secret, detail=detail, **fields)
 
 
 # Errors the HTTP layer may raise; everything else is a bug and propagates as such.

@@ -146,6 +146,61 @@ def test_models_create_edit_conflict_and_test_connection(page: Any, console_serv
     assert not page.errors, page.errors
 
 
+def test_moving_a_keyed_config_to_another_host_asks_for_the_key(page: Any, console_server: str,
+                                                               emulator: Any) -> None:
+    require_route(console_server, "POST", "/api/auth/login", "console login", json={"username": "x", "password": "y"})
+    require_route(console_server, "GET", "/api/admin/llm-configs", "model configuration admin API")
+    sent: list[dict[str, Any]] = []
+    page.on("request", lambda r: sent.append(json.loads(r.post_data or "{}"))
+            if r.method == "PUT" and "/api/admin/llm-configs/" in r.url else None)
+    name = f"host-move-{int(time.time() * 1000) % 100000}"
+    home = emulator.base_url("vllm")
+    with admin(console_server) as c:
+        r = c.post("/api/admin/llm-configs", json=llm_config_body(name=name, base_url=home, api_key=KEY))
+        assert r.status_code == 201, r.text
+    login(page, console_server)
+    row = page.locator(f"tr:has(th .cell-name:text-is('{name}'))")
+    row.get_by_role("button", name=f"编辑: {name}").click()
+    dlg = page.locator("dialog[open]")
+    banner = dlg.get_by_test_id("key-host-changed")
+    assert banner.count() == 0
+
+    # Same host, another path: the key is kept, nothing asked.
+    dlg.get_by_label("接口地址").fill(home.replace("/vllm/v1", "/openai/v1"))
+    assert banner.count() == 0 and dlg.get_by_label("新的 API Key").count() == 0
+    # Another port: the form says why and asks for the key; saving without one is refused here.
+    dlg.get_by_label("接口地址").fill("http://127.0.0.1:1/v1")
+    banner.wait_for()
+    assert "不会发往新主机" in banner.inner_text()
+    assert dlg.get_by_role("button", name="保持原 Key").count() == 0  # not a choice any more
+    dlg.get_by_role("button", name="保存").click()
+    dlg.locator(".field-error", has_text="接口地址换了主机").wait_for()
+    assert sent == []
+    shot(page, "real-02-models-host-moved")
+    # Back to the stored host: back to "keep", no question.
+    dlg.get_by_label("接口地址").fill(home)
+    banner.wait_for(state="detached")
+    assert dlg.get_by_test_id("api-key-masked").inner_text() == MASKED
+    # Another host with the key for it: saved, and the key went with the request.
+    new_key = "sk-9z8y7x6w5v4u3t2s1r"
+    dlg.get_by_label("接口地址").fill("http://127.0.0.1:1/v1")
+    dlg.get_by_label("新的 API Key").fill(new_key)
+    dlg.get_by_role("button", name="保存").click()
+    dlg.wait_for(state="detached")
+    assert sent[-1]["api_key"] == new_key and sent[-1]["base_url"] == "http://127.0.0.1:1/v1"
+    row.filter(has_text="sk-9z8y****2s1r").wait_for()
+
+    # The same question in English.
+    page.get_by_role("button", name="English").click()
+    row.get_by_role("button", name=f"Edit: {name}").click()
+    dlg = page.locator("dialog[open]")
+    dlg.get_by_label("Base URL").fill(home)
+    assert "never sent to a new host" in dlg.get_by_test_id("key-host-changed").inner_text()
+    dlg.get_by_role("button", name="Cancel").click()
+    page.get_by_role("button", name="中文").click()
+    assert not page.errors, page.errors
+
+
 def test_truncation_diagnostic_with_advice(page: Any, console_server: str, emulator: Any) -> None:
     require_route(console_server, "POST", "/api/auth/login", "console login", json={"username": "x", "password": "y"})
     require_route(console_server, "GET", "/api/admin/llm-configs", "model configuration admin API")

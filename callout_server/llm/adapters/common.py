@@ -13,12 +13,13 @@ from callout_server.llm.events import ToolCall, Usage
 class InBandError(Exception):
     """The vendor reported a failure inside a 200 response (an `error` object or event).
 
-    `detail` is the vendor's own message, already cut to a loggable length. The client
-    translates this into `LLMCallError(upstream_error)` at its single translation point.
+    `detail` is the vendor's own message, raw: the client scrubs it of the key, cuts it and
+    translates it into `LLMCallError(upstream_error)` at its single translation point. The
+    exception's own text stays generic, since it is chained (`from`) into tracebacks.
     """
 
     def __init__(self, detail: str) -> None:
-        super().__init__(detail)
+        super().__init__("the vendor reported an error inside a 200 response")
         self.detail = detail
 
 
@@ -50,8 +51,11 @@ def parse_usage(raw: Any) -> Usage | None:
     return Usage(prompt_tokens=prompt, completion_tokens=completion, reasoning_tokens=reasoning)
 
 
-def error_detail(err: Any, limit: int = 300) -> str:
-    """The human part of a vendor error object (`{"message", "code", "type"}` or a string)."""
+def error_detail(err: Any, limit: int = 8192) -> str:
+    """The human part of a vendor error object (`{"message", "code", "type"}` or a string).
+
+    Bounded only for memory: the client scrubs the key out first and cuts after.
+    """
     if isinstance(err, dict):
         message = err.get("message") or err.get("msg") or err.get("detail")
         code = err.get("code") or err.get("type")

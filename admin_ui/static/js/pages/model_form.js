@@ -1,7 +1,9 @@
 // Create / edit dialog for one model configuration. The key is write-only: only
 // `api_key_masked` is ever shown; untouched means "keep" (no `api_key` sent). The vendor
 // select lists the server's dialect rows (GET /api/admin/vendors), so a new vendor needs no
-// change here.
+// change here. A stored key never follows the base URL to another host (scheme, host or
+// port): the server answers 422 api_key_required, so the form asks for the key as soon as
+// the host changes.
 import { get, post, put } from "../api.js";
 import { t, tierLabel } from "../i18n.js";
 import { h, field, nextId, replace, setBusy, errorBanner } from "../ui.js";
@@ -24,6 +26,14 @@ function vendorOptions(vendors, current) {
   // A stored name the server no longer knows stays visible (saving it is refused with a 422).
   if (current && !vendors.some((v) => v.name === current)) opts.push({ value: current, label: current });
   return opts;
+}
+
+/** "scheme//host:port" of an http(s) URL, default ports folded (as the server compares), or null. */
+function originOf(url) {
+  try {
+    const u = new URL(url.trim());
+    return u.protocol === "http:" || u.protocol === "https:" ? `${u.protocol}//${u.hostname}:${u.port}` : null;
+  } catch { return null; }
 }
 
 /** Opens the editor. config = null creates. Resolves with the saved config, or null. */
@@ -87,6 +97,8 @@ function buildForm(body, config, defaultTier, done, vendors) {
 
   // API key: masked display + replace / clear (edit), or a password input (create).
   let keyMode = editing ? "keep" : "set";
+  let hostMoved = false;  // editing a config with a key, and base_url now names another host
+  const storedOrigin = editing && c.has_api_key !== false && c.api_key_masked ? originOf(c.base_url || "") : null;
   const keyInput = field({ label: editing ? t("key_new") : t("api_key"), name: "api_key", type: "password",
     attrs: { autocomplete: "new-password", spellcheck: "false" } });
   const keyArea = h("div", { class: "key-area" });
@@ -100,16 +112,32 @@ function buildForm(body, config, defaultTier, done, vendors) {
       keyMode = mode; renderKey(); if (mode === "set") keyInput.input.focus();
       else keyArea.querySelector("button")?.focus();
     } }, label);
+    const clearBtn = c.has_api_key !== false && c.api_key_masked ? btn(t("key_clear"), "clear", "btn btn-sm btn-danger-outline") : null;
+    // Once the host moved, "keep" is no choice: a new key, or none.
+    const buttons = keyMode === "keep" ? [btn(t("key_replace"), "set"), clearBtn]
+      : !hostMoved ? btn(t("key_keep"), "keep")
+        : keyMode === "set" ? clearBtn : btn(t("key_replace"), "set");
     const display = h("div", { class: "field" }, h("span", { class: "label", id: `${maskedId}-l` }, t("api_key")),
-      h("div", { class: "key-row", role: "group", "aria-labelledby": `${maskedId}-l` }, masked,
-        keyMode === "keep" ? [btn(t("key_replace"), "set"), c.has_api_key !== false && c.api_key_masked ? btn(t("key_clear"), "clear", "btn btn-sm btn-danger-outline") : null]
-          : btn(t("key_keep"), "keep")));
+      h("div", { class: "key-row", role: "group", "aria-labelledby": `${maskedId}-l` }, masked, buttons));
     replace(keyArea, display,
+      hostMoved && keyMode !== "clear" ? h("p", { class: "banner banner-warn", role: "status", "data-testid": "key-host-changed" }, t("key_host_changed")) : null,
       keyMode === "set" ? keyInput.row : null,
       keyMode === "clear" ? h("p", { class: "banner banner-warn", role: "status" }, t("key_will_clear")) : null,
       keyMode === "keep" ? h("p", { class: "field-hint" }, t("key_hint")) : null);
   };
   renderKey();
+  // Moving to another host switches to "enter a key" and says why; moving back restores "keep".
+  f.base_url.input.addEventListener("input", () => {
+    if (!storedOrigin) return;
+    // An unfinished or invalid URL is no move yet: the server names what is wrong with it.
+    const now = originOf(f.base_url.input.value);
+    const moved = now !== null && now !== storedOrigin;
+    if (moved === hostMoved) return;
+    hostMoved = moved;
+    if (moved && keyMode === "keep") keyMode = "set";
+    else if (!moved && keyMode === "set" && !keyInput.input.value) keyMode = "keep";
+    renderKey();
+  });
 
   const active = editing ? null : h("div", { class: "field field-check" },
     h("input", { type: "checkbox", id: "new-is-active", name: "is_active" }),
@@ -153,7 +181,8 @@ function buildForm(body, config, defaultTier, done, vendors) {
       extra = v("extra_params") ? JSON.parse(v("extra_params")) : {};
       if (!extra || typeof extra !== "object" || Array.isArray(extra)) throw new Error("not an object");
     } catch { local.extra_params = t("invalid_json"); }
-    if (keyMode === "set" && editing && !keyInput.input.value) local.api_key = t("required");
+    if (hostMoved && keyMode === "keep") { keyMode = "set"; renderKey(); }
+    if (keyMode === "set" && editing && !keyInput.input.value) local.api_key = hostMoved ? t("key_required_host") : t("required");
     if (Object.keys(local).length) { showErrors(local); return; }
     const num = (k) => (v(k) === "" ? null : Number(v(k)));
     const payload = {
@@ -176,6 +205,12 @@ function buildForm(body, config, defaultTier, done, vendors) {
       done(saved || { ...c, ...payload });
     } catch (e) {
       setBusy(save, false);
+      if (e.status === 422 && e.code === "api_key_required") {  // the server saw the host change
+        hostMoved = true;
+        if (keyMode === "keep") { keyMode = "set"; renderKey(); }
+        showErrors({ api_key: t("key_required_host") });
+        return;
+      }
       if (e.status === 422) { showErrors(Object.keys(e.fieldMap()).length ? e.fieldMap() : { body: e.message }); return; }
       if (e.status === 409 && editing) {
         const reload = h("button", { type: "button", class: "btn btn-sm", onclick: async () => {

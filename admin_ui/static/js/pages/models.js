@@ -189,7 +189,8 @@ export function render(main) {
       history(fresh);
     } catch (e) {
       setBusy(btn, false);
-      toast(e.status === 409 ? t("version_conflict") : `${t("error_generic")}: ${e.message}`, "error");
+      toast(e.status === 409 ? t("version_conflict") : e.code === "api_key_required" ? t("rollback_needs_key")
+        : `${t("error_generic")}: ${e.message}`, "error");
     }
   }
 
