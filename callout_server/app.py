@@ -1,7 +1,8 @@
 """The FastAPI application: settings in, services built once in the lifespan, thin routers.
 
-Services live on `app.state.services` (a `Services` instance) and reach routes through the
-dependencies in `callout_server.api.deps`; tests can build the same services without HTTP.
+The composition root (`services.py`) builds the worker's services in the lifespan; each
+route asks for the one it needs by type (`api.deps.provide`), found in
+`app.state.components`. `app.state.services` keeps the whole set for tests and tools.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from callout_server.auth.router import router as auth_router
 from callout_server.calllog.router import router as diagnostics_router
 from callout_server.config.router import router as config_router
 from callout_server.config.settings import Settings, load_settings
+from callout_server.connectivity.router import router as connectivity_router
 from callout_server.services import Services
 from callout_server.tiers.chat.router import router as chat_router
 from callout_server.tiers.nlu.router import router as nlu_router
@@ -57,6 +59,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         services = Services(settings)
         app.state.services = services
+        app.state.components = services.components
         try:
             await services.start()
         except BaseException:
@@ -76,6 +79,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(health_router)
     app.include_router(auth_router)
     app.include_router(config_router)
+    app.include_router(connectivity_router)
     app.include_router(metrics_router)
     app.include_router(diagnostics_router)
     app.include_router(nlu_router)

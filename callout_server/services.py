@@ -1,36 +1,45 @@
-"""The long-lived services of one worker process, started and stopped with the app.
+"""The composition root: one worker's long-lived services, built and started in order.
 
-Each component is a plain async object; `start()` brings them up in dependency order and
-`stop()` takes them down in reverse, so a failing shutdown of one never skips the others.
+Nothing but `app.py` and `cli.py` imports this module. Every service is a plain object whose
+constructor takes what it needs; `start()` builds them in dependency order and files each
+under its class in `components`, where a route's `provide(Cls)` dependency finds it.
+`stop()` takes them down in reverse, and one component's failing shutdown never skips the
+others.
 
-    secrets  -> (SQLite: migrate) -> db -> llm client -> config store/sync -> auth
-             -> call-log recorder -> tiers (nlu, scripts, chat)
+    secrets -> (SQLite: migrate) -> db -> llm client
+            -> snapshot loader -> store -> sync -> config service -> connection tester
+            -> auth -> call-log recorder -> diagnostics queries
+            -> tiers (nlu, drafts + scripts, chat) -> health
 
-Attributes other packages use: `settings`, `db`, `secrets`, `store` (the hot path reads
-`store.current` only), `config` (ConfigService), `sync`, `auth`, `llm`, `recorder`,
-`nlu`, `scripts`, `chat`.
+The tiers read the configuration through the store on every call (`store.current`, memory
+only): an operator's save swaps the snapshot and the very next call uses it, with no query.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import Any
 
+from callout_server.api.health import HealthCheck
+from callout_server.auth.service import AuthService
+from callout_server.calllog.metrics import CONFIG_GENERATION
+from callout_server.calllog.recorder import DiagnosticsRecorder
+from callout_server.calllog.service import DiagnosticsQueries
 from callout_server.config.bus import ConfigSync
 from callout_server.config.secrets import SecretBox, secret_box_from_settings
 from callout_server.config.service import ConfigService
 from callout_server.config.settings import Settings
-from callout_server.config.snapshot import ConfigStore, file_snapshot
+from callout_server.config.snapshot import ConfigStore, SnapshotLoader
+from callout_server.connectivity.service import ConnectionTester
 from callout_server.db.engine import Database
-
-if TYPE_CHECKING:
-    from callout_server.auth.service import AuthService
-    from callout_server.calllog.recorder import DiagnosticsRecorder
-    from callout_server.llm.client import LLMClient
-    from callout_server.tiers.chat.service import ChatService
-    from callout_server.tiers.nlu.service import NluService
-    from callout_server.tiers.script.service import ScriptService
+from callout_server.llm import LLMClient
+from callout_server.tiers.chat.service import ChatService
+from callout_server.tiers.defaults import THINKING_DEFAULT
+from callout_server.tiers.nlu.service import NluService
+from callout_server.tiers.script.drafts import DraftStore
+from callout_server.tiers.script.service import ScriptService
 
 log = logging.getLogger(__name__)
 
@@ -38,113 +47,96 @@ log = logging.getLogger(__name__)
 class Services:
     db: Database
     secrets: SecretBox
-    store: ConfigStore
-    config: ConfigService
-    sync: ConfigSync
-    auth: AuthService
     llm: LLMClient
+    store: ConfigStore
+    sync: ConfigSync
+    config: ConfigService
+    tester: ConnectionTester
+    auth: AuthService
     recorder: DiagnosticsRecorder
+    diagnostics: DiagnosticsQueries
     nlu: NluService
+    drafts: DraftStore
     scripts: ScriptService
     chat: ChatService
+    health: HealthCheck
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self._stoppers: list[Any] = []
+        self.components: dict[type, object] = {}
+        self._stoppers: list[Callable[[], Awaitable[Any]]] = []
+
+    def _provide(self, component: Any, stop: Callable[[], Awaitable[Any]] | None = None) -> Any:
+        self.components[type(component)] = component
+        if stop is not None:
+            self._stoppers.append(stop)
+        return component
 
     async def start(self) -> None:
         s = self.settings
-        auth = s.auth
         # First: a bad CALLOUT_SECRET_KEY stops the worker here, with a clear message.
         self.secrets = secret_box_from_settings(
-            auth.secret_key.get_secret_value(), auth.secret_key_file, s.database.sqlite_path)
+            s.auth.secret_key.get_secret_value(), s.auth.secret_key_file,
+            s.database.sqlite_path)
         await self._migrate_if_embedded()
         self.db = Database(s.database.effective_url, pool_size=s.database.pool_size,
                            connect_timeout_s=s.database.connect_timeout_s)
         self._stoppers.append(self.db.dispose)
-        self._start_llm()
+        self.llm = self._provide(LLMClient(locale=s.server.locale), self._stop_llm)
         await self._start_config()
-        await self._start_auth()
+        self.auth = self._provide(AuthService(s.auth, self.db))
+        await self.auth.start()
+        self._stoppers.append(self.auth.stop)
+        await self._start_call_log()
         await self._start_tiers()
+        self.health = self._provide(HealthCheck(self.sync, self.store, self.recorder))
+
+    async def _stop_llm(self) -> None:
+        await self.llm.aclose()
 
     async def _migrate_if_embedded(self) -> None:
         db = self.settings.database
         if not db.should_auto_migrate:
             return
-        from callout_server.db.migrate import upgrade_to_head
+        from callout_server.db.migrate import upgrade_to_head  # alembic: only when needed
 
         await asyncio.to_thread(upgrade_to_head, db.effective_url)
 
-    def _start_llm(self) -> None:
-        from callout_server.llm.client import LLMClient
-
-        self.llm = LLMClient(locale=self.settings.server.locale)
-        self._stoppers.append(self.llm.aclose)
-
     async def _start_config(self) -> None:
-        from callout_server.tiers.defaults import THINKING_DEFAULT
-
         s = self.settings
-        files = s.file_llm_configs
-        holder: dict[str, ConfigService] = {}
-        # The store's loader is the service's; the service needs the store: tie the knot.
-        self.store = ConfigStore(file_snapshot(files), lambda: holder["svc"].load_snapshot())
-        self.config = holder["svc"] = ConfigService(
-            self.db, self.secrets, self.store, files, llm=self.llm,
-            thinking_defaults=THINKING_DEFAULT)
+        loader = SnapshotLoader(self.db, self.secrets, s.file_llm_configs)
+        self.store = ConfigStore(loader.initial(), loader.load)
+        self.store.add_listener(lambda snapshot: CONFIG_GENERATION.set(snapshot.generation))
         self.sync = ConfigSync(
-            self.store, self.config.read_generation, redis_url=s.redis.url,
+            self.store, loader.read_generation, redis_url=s.redis.url,
             channel_prefix=s.redis.channel_prefix, poll_interval_s=s.redis.poll_interval_s,
             db_timeout_s=max(2.0, s.database.connect_timeout_s + 1.0))
-        self.config.after_commit = self.sync.committed
-        self.config.on_db_error = self.sync.db_failed
+        self.config = self._provide(ConfigService(self.db, self.secrets, self.store, self.sync))
+        self.tester = self._provide(ConnectionTester(self.llm, self.config, THINKING_DEFAULT))
         await self.sync.start()
         self._stoppers.append(self.sync.stop)
 
-    async def _start_auth(self) -> None:
-        # Auth needs the database (and its migrations) only at start: afterwards bearer
-        # checks run from the in-memory token table.
-        from callout_server.auth.service import AuthService
-
-        self.auth = AuthService(self.settings.auth, self.db)
-        await self.auth.start()
-        self._stoppers.append(self.auth.stop)
-
-    async def _start_tiers(self) -> None:
-        from callout_server.calllog.recorder import DiagnosticsRecorder
-        from callout_server.tiers.chat.service import ChatService
-        from callout_server.tiers.nlu.service import NluService
-        from callout_server.tiers.script.drafts import DraftStore
-        from callout_server.tiers.script.service import ScriptService
-
-        s, store = self.settings, self.store
-        d = s.diagnostics
-        self.recorder = DiagnosticsRecorder(
+    async def _start_call_log(self) -> None:
+        d = self.settings.diagnostics
+        self.recorder = self._provide(DiagnosticsRecorder(
             self.db, queue_size=d.queue_size, batch_size=d.batch_size,
-            flush_interval_s=d.flush_interval_s, retention_days=d.retention_days)
+            flush_interval_s=d.flush_interval_s, retention_days=d.retention_days))
         await self.recorder.start()
         self._stoppers.append(self.recorder.stop)
-        locale = s.server.locale
-        # The tiers read the configuration through the store on every call: an operator's
-        # save swaps the snapshot and the very next call uses it, with no query.
-        self.nlu = NluService(self.llm, lambda: store.current.config_for("nlu"),
-                              self.recorder, locale)
-        self.scripts = ScriptService(self.llm, lambda: store.current.config_for("script"),
-                                     DraftStore(self.db), self.recorder, locale)
-        self.chat = ChatService(self.llm, lambda: store.current.config_for("chat"), s.chat,
-                                self.recorder, locale)
+        self.diagnostics = self._provide(DiagnosticsQueries(self.db, self.recorder))
+
+    async def _start_tiers(self) -> None:
+        s, store, locale = self.settings, self.store, self.settings.server.locale
+        self.nlu = self._provide(NluService(
+            self.llm, lambda: store.current.config_for("nlu"), self.recorder, locale))
+        self.drafts = self._provide(DraftStore(self.db))
+        self.scripts = self._provide(ScriptService(
+            self.llm, lambda: store.current.config_for("script"), self.drafts, self.recorder,
+            locale))
+        self.chat = self._provide(ChatService(
+            self.llm, lambda: store.current.config_for("chat"), s.chat, self.recorder, locale))
         await self.chat.start()
         self._stoppers.append(self.chat.stop)
-
-    async def health(self) -> dict[str, Any]:
-        """Bounded: states cached by the background loops, no I/O here."""
-        db, redis = self.sync.db_state, self.sync.redis_state
-        # Redis unset ("disabled") is a supported single-node mode, not a degradation.
-        ok = db == "ok" and redis != "down"
-        return {"status": "ok" if ok else "degraded", "db": db, "redis": redis,
-                "config_generation": self.store.current.generation,
-                "diagnostics_dropped": self.recorder.dropped,
-                "diagnostics_pending": self.recorder.pending}
 
     async def stop(self) -> None:
         for stop in reversed(self._stoppers):

@@ -104,14 +104,13 @@ def parse_frames(buf: str) -> tuple[list[tuple[str, dict[str, Any]]], str]:
 
 async def collect(run: TurnRun, on_event: Callable[[Event], Any] | None = None) -> list[Event]:
     events: list[Event] = []
-    async for frame in run.events():
-        for name, data in parse_frames(frame.decode())[0]:
-            ev = Event(name, data, time.perf_counter())
-            events.append(ev)
-            if on_event is not None:
-                result = on_event(ev)
-                if asyncio.iscoroutine(result):
-                    await result
+    async for event in run.events():
+        ev = Event(event.name, event.data, time.perf_counter())
+        events.append(ev)
+        if on_event is not None:
+            result = on_event(ev)
+            if asyncio.iscoroutine(result):
+                await result
     return events
 
 

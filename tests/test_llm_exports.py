@@ -23,6 +23,7 @@ EXPECTED = {
     "TextDelta",
     "ToolCall",
     "Usage",
+    "effective_thinking",
     "extract_json_object",
     "resolve_dialect",
 }

@@ -16,17 +16,16 @@ cookie came along, so a misconfigured client never silently acts as whoever is l
 from __future__ import annotations
 
 import hmac
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import Literal, TypeVar
 
 from fastapi import Request
 
-from callout_server.api.errors import Forbidden, Unauthorized
 from callout_server.auth.service import AuthService, SessionInfo
+from callout_server.errors import Forbidden, Unauthorized
 
-if TYPE_CHECKING:
-    from callout_server.services import Services
-
+T = TypeVar("T")
 Role = Literal["admin", "service"]
 
 SESSION_COOKIE = "callout_session"
@@ -44,14 +43,25 @@ class Principal:
     via: Literal["session", "token"]
 
 
-async def get_services(request: Request) -> Services:
-    # async on purpose: FastAPI runs a plain `def` dependency in a worker thread, a thread
-    # hop per request that cost the NLU route ~10% of its CPU (bench/bench_nlu.py).
-    return request.app.state.services  # type: ignore[no-any-return]
+def provide(cls: type[T]) -> Callable[[Request], Awaitable[T]]:
+    """A route dependency that hands over the worker's one `cls` service.
+
+    The composition root (`callout_server.services`) builds every service once and files it
+    under its class in `app.state.components`; a router names the service it needs by type
+    (`Annotated[NluService, Depends(provide(NluService))]`) and never sees the others.
+    """
+
+    async def dependency(request: Request) -> T:
+        # async on purpose: FastAPI runs a plain `def` dependency in a worker thread, a thread
+        # hop per request that cost the NLU route ~10% of its CPU (bench/bench_nlu.py).
+        return request.app.state.components[cls]  # type: ignore[no-any-return]
+
+    dependency.__name__ = f"provide_{cls.__name__}"
+    return dependency
 
 
 def _auth(request: Request) -> AuthService:
-    return request.app.state.services.auth  # type: ignore[no-any-return]
+    return request.app.state.components[AuthService]  # type: ignore[no-any-return]
 
 
 def _bearer(header: str) -> str:

@@ -21,7 +21,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from callout_server.api.errors import ApiError, error_headers, validation_error_body
+from callout_server.api.errors import error_headers, validation_error_body
+from callout_server.errors import ApiError
 from callout_server.validation import NUL_MESSAGE
 
 # Routes that take credentials in their body, or need none.

@@ -1,14 +1,10 @@
 """The contract's error body, rendered in one place.
 
-    ApiError                      any domain error with a status and a stable code
-      NotFound (404), Conflict (409), Unauthorized (401), Forbidden (403),
-      ServiceUnavailable (503), UnprocessableEntity (422)
-
-Services raise these (or subclasses); one handler renders
-`{"error": {"code", "message", ...}}`. Request validation errors become 422 with the
-offending fields named in both `message` and `fields`; a body that is not JSON is a 422
-naming the line and column; anything unexpected is a 500 in the same envelope. A 429 or 503
-carries `Retry-After`.
+Domain errors (`callout_server.errors.ApiError` and its subclasses) render as
+`{"error": {"code", "message", ...}}` with their own status. Request validation errors
+become 422 with the offending fields named in both `message` and `fields`; a body that is
+not JSON is a 422 naming the line and column; anything unexpected is a 500 in the same
+envelope. A 429 or 503 carries `Retry-After`.
 """
 
 from __future__ import annotations
@@ -20,50 +16,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-
-class ApiError(Exception):
-    status: int = 400
-    code: str = "bad_request"
-    # Seconds a client should wait before trying again (sent as Retry-After on 429/503).
-    retry_after_s: int | None = None
-
-    def __init__(self, message: str, *, code: str | None = None, status: int | None = None,
-                 **extra: Any) -> None:
-        super().__init__(message)
-        self.message = message
-        if code is not None:
-            self.code = code
-        if status is not None:
-            self.status = status
-        self.extra = extra
-
-    def body(self) -> dict[str, Any]:
-        return {"error": {"code": self.code, "message": self.message, **self.extra}}
-
-
-class NotFound(ApiError):
-    status, code = 404, "not_found"
-
-
-class Conflict(ApiError):
-    status, code = 409, "conflict"
-
-
-class Unauthorized(ApiError):
-    status, code = 401, "unauthorized"
-
-
-class Forbidden(ApiError):
-    status, code = 403, "forbidden"
-
-
-class UnprocessableEntity(ApiError):
-    status, code = 422, "validation_error"
-
-
-class ServiceUnavailable(ApiError):
-    status, code = 503, "service_unavailable"
-    retry_after_s = 5
+from callout_server.errors import ApiError
 
 
 def _field_path(loc: tuple[Any, ...]) -> str:

@@ -6,15 +6,13 @@ through the load balancer, or the series jump between workers.
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
-
-from callout_server.calllog.metrics import CONFIG_GENERATION
 
 router = APIRouter(tags=["health"])
 
 
 @router.get("/metrics", response_class=Response)
-async def metrics(request: Request) -> Response:
-    CONFIG_GENERATION.set(request.app.state.services.store.current.generation)
+async def metrics() -> Response:
+    # The configuration generation gauge is kept by a snapshot listener (services.py).
     return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)

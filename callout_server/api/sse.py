@@ -1,13 +1,18 @@
 """Server-sent events as the contract shapes them: `event: <name>` + one JSON object per `data:`.
 
 The event name is also inside the object (`"event"`), for clients that read only `data:`.
+The tiers yield `StreamEvent` values; this is the one place they become bytes.
 """
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import Any
 
 import orjson
+from fastapi.responses import StreamingResponse
+
+from callout_server.tiers.events import StreamEvent
 
 SSE_HEADERS = {
     "Cache-Control": "no-cache",
@@ -18,3 +23,14 @@ SSE_HEADERS = {
 def sse_event(name: str, data: dict[str, Any]) -> bytes:
     payload = orjson.dumps({"event": name, **data})
     return b"event: " + name.encode() + b"\ndata: " + payload + b"\n\n"
+
+
+async def sse_frames(events: AsyncIterator[StreamEvent]) -> AsyncIterator[bytes]:
+    async for event in events:
+        yield sse_event(event.name, event.data)
+
+
+def sse_response(events: AsyncIterator[StreamEvent]) -> StreamingResponse:
+    """A streamed answer; closing it (client gone) closes `events`, which stops the tier."""
+    return StreamingResponse(sse_frames(events), media_type="text/event-stream",
+                             headers=SSE_HEADERS)

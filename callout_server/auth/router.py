@@ -12,14 +12,14 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Request, Response
 from pydantic import BaseModel, Field
 
-from callout_server.api.deps import SESSION_COOKIE, Principal, authenticate, get_services
-from callout_server.services import Services
+from callout_server.api.deps import SESSION_COOKIE, Principal, authenticate, provide
+from callout_server.auth.service import AuthService
 from callout_server.validation import RequestModel
 
 router = APIRouter(prefix="/api/auth", tags=["auth"])
 
 _ERR = {"model": dict[str, Any]}
-ServicesDep = Annotated[Services, Depends(get_services)]
+Auth = Annotated[AuthService, Depends(provide(AuthService))]
 
 
 class LoginRequest(RequestModel):
@@ -45,24 +45,22 @@ def _set_session_cookie(response: Response, value: str, max_age: int, secure: bo
 
 @router.post("/login", status_code=204,
              responses={401: _ERR, 422: _ERR, 429: _ERR, 503: _ERR})
-async def login(body: LoginRequest, request: Request,
-                services: ServicesDep) -> Response:
+async def login(body: LoginRequest, request: Request, auth: Auth) -> Response:
     client = request.client.host if request.client else "unknown"
-    new = await services.auth.login(body.username, body.password, client)
+    new = await auth.login(body.username, body.password, client)
     response = Response(status_code=204)
-    auth = services.settings.auth
     _set_session_cookie(response, new.session_id, auth.session_ttl_s, auth.cookie_secure)
     return response
 
 
 @router.post("/logout", status_code=204, responses={503: _ERR})
-async def logout(request: Request, services: ServicesDep) -> Response:
+async def logout(request: Request, auth: Auth) -> Response:
     # No CSRF check: the worst a forged logout can do is sign the user out.
     session_id = request.cookies.get(SESSION_COOKIE)
     if session_id:
-        await services.auth.logout(session_id)
+        await auth.logout(session_id)
     response = Response(status_code=204)
-    _set_session_cookie(response, "", 0, services.settings.auth.cookie_secure)
+    _set_session_cookie(response, "", 0, auth.cookie_secure)
     return response
 
 

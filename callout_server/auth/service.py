@@ -30,7 +30,6 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from callout_server.api.errors import ApiError, ServiceUnavailable, Unauthorized
 from callout_server.auth.models import ApiToken, ConsoleSession, ConsoleUser
 from callout_server.auth.passwords import hash_password, verify_password, warm_up
 from callout_server.auth.throttle import LoginThrottle
@@ -46,6 +45,7 @@ from callout_server.auth.tokens import (
 from callout_server.config.settings import AuthSettings
 from callout_server.db.base import utcnow
 from callout_server.db.engine import Database, is_db_unavailable
+from callout_server.errors import ApiError, ServiceUnavailable, Unauthorized
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +83,8 @@ class AuthService:
                  out: TextIO | None = None,
                  clock: Callable[[], datetime] = utcnow) -> None:
         self._settings = settings
+        self.cookie_secure = settings.cookie_secure
+        self.session_ttl_s = settings.session_ttl_s
         self._db = db
         self._out = out  # None: sys.stdout at the time of printing
         self.clock = clock

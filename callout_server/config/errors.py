@@ -12,12 +12,7 @@
 
 from __future__ import annotations
 
-from callout_server.api.errors import (
-    Conflict,
-    NotFound,
-    ServiceUnavailable,
-    UnprocessableEntity,
-)
+from callout_server.errors import Conflict, NotFound, ServiceUnavailable, UnprocessableEntity
 
 
 class ConfigNotFound(NotFound):

@@ -7,11 +7,10 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Response
 
-from callout_server.api.deps import Principal, get_services, require_admin
+from callout_server.api.deps import Principal, provide, require_admin
 from callout_server.api.params import RowId, Version
 from callout_server.config.schemas import (
     ActiveOut,
-    ConnectionTestResult,
     LLMConfigCreate,
     LLMConfigList,
     LLMConfigOut,
@@ -20,7 +19,6 @@ from callout_server.config.schemas import (
 )
 from callout_server.config.service import ConfigService
 from callout_server.config.vendors import VENDORS, VendorList
-from callout_server.services import Services
 
 router = APIRouter(prefix="/api/admin", tags=["model configuration"])
 
@@ -30,11 +28,7 @@ _DB = {503: _ERR}
 Admin = Annotated[Principal, Depends(require_admin)]
 
 
-def _config_service(services: Annotated[Services, Depends(get_services)]) -> ConfigService:
-    return services.config
-
-
-Configs = Annotated[ConfigService, Depends(_config_service)]
+Configs = Annotated[ConfigService, Depends(provide(ConfigService))]
 
 
 @router.get("/llm-configs", response_model=LLMConfigList, responses={**_AUTH, **_DB})
@@ -73,12 +67,6 @@ async def delete_config(config_id: RowId, who: Admin, configs: Configs,
              responses={**_AUTH, **_DB, 404: _ERR, 409: _ERR})
 async def activate_config(config_id: RowId, who: Admin, configs: Configs) -> LLMConfigOut:
     return await configs.activate(config_id, actor=who.name)
-
-
-@router.post("/llm-configs/{config_id}/test", response_model=ConnectionTestResult,
-             responses={**_AUTH, **_DB, 404: _ERR})
-async def test_config(config_id: RowId, _: Admin, configs: Configs) -> ConnectionTestResult:
-    return await configs.test(config_id)
 
 
 @router.get("/llm-configs/{config_id}/revisions", response_model=RevisionList,

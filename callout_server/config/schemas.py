@@ -7,11 +7,12 @@ addition the contract is silent on.
 
 from __future__ import annotations
 
+import copy
 from datetime import datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
 from callout_server.config.model import Tier
 from callout_server.config.vendors import check_vendor
@@ -66,51 +67,68 @@ class _Writable(RequestModel):
         return None if v is None else check_vendor(v)
 
 
-_NAME = Field(min_length=1, max_length=128)
-_MODEL = Field(min_length=1, max_length=256)
-_EFFORT = Field(None, pattern=r"^[a-z]{1,32}$")
-_VENDOR = Field(None, pattern=r"^[a-z0-9][a-z0-9_.-]{0,63}$")
+class ConfigValues(BaseModel):
+    """A configuration's call parameters with their bounds: the one place they are written.
 
+    Everything else follows from this class (`CALL_FIELDS`): the create, update and answer
+    bodies, the config.toml section (settings.py), the snapshot value `LLMConfig` (whose
+    fields a test holds equal to these), the row views and the revision diffs. A new field
+    is a line here, a line in `LLMConfig`, a column (row + migration) and the console form.
+    """
 
-class LLMConfigCreate(_Writable):
-    tier: Tier
-    name: str = _NAME
+    name: str = Field(min_length=1, max_length=128)
     base_url: str = Field(max_length=2048)
-    api_key: str | None = Field(None, max_length=4096)
-    model: str = _MODEL
+    model: str = Field(min_length=1, max_length=256)
     api_style: ApiStyle = "chat-completions"
     timeout_s: float = Field(30.0, ge=0.1, le=TIMEOUT_LIMIT_S)
     max_tokens: int = Field(300, ge=1, le=MAX_TOKENS_LIMIT)
     temperature: float | None = Field(None, ge=0, le=2)
     enable_thinking: bool | None = None
-    reasoning_effort: str | None = _EFFORT
+    reasoning_effort: str | None = Field(None, pattern=r"^[a-z]{1,32}$")
     extra_params: dict[str, Any] = Field(default_factory=dict)
-    vendor: str | None = _VENDOR
+    vendor: str | None = Field(None, pattern=r"^[a-z0-9][a-z0-9_.-]{0,63}$")
+
+
+# The call parameters, in order; with `tier` and `is_active`, what an operator writes on a row.
+CALL_FIELDS: tuple[str, ...] = tuple(ConfigValues.model_fields)
+ROW_FIELDS: tuple[str, ...] = ("tier", *CALL_FIELDS, "is_active")
+
+
+def call_values(source: object) -> dict[str, Any]:
+    """The call parameters of a row, a snapshot value or a config.toml section."""
+    return {name: getattr(source, name) for name in CALL_FIELDS}
+
+
+class LLMConfigCreate(_Writable, ConfigValues):
+    tier: Tier
+    api_key: str | None = Field(None, max_length=4096)
     is_active: bool = False
 
 
-class LLMConfigUpdate(_Writable):
+def _left_out_allowed(model: type[BaseModel]) -> dict[str, Any]:
+    """`model`'s fields with their bounds, each defaulting to None to mean "left out".
+
+    The types stay as they are, so an explicit `null` for a non-nullable field is a 422
+    (pydantic does not validate a default), while leaving it out keeps the stored value.
+    """
+    fields: dict[str, Any] = {}
+    for name, info in model.model_fields.items():
+        left_out = copy.copy(info)
+        left_out.default, left_out.default_factory = None, None
+        fields[name] = (info.annotation, left_out)
+    return fields
+
+
+class _UpdateBase(_Writable):
     """PUT body: `version` plus any writable fields; a field left out keeps its value.
 
-    Non-nullable fields default to None only to detect "left out" (`model_fields_set`);
-    an explicit `null` for them is a 422. Read-only fields of the returned object are
-    accepted and ignored, so a console may send back what it read.
+    Read-only fields of the returned object are accepted and ignored, so a console may send
+    back what it read.
     """
 
     version: int = Field(ge=1, le=INT4_MAX)
     tier: Tier = None  # type: ignore[assignment]
-    name: str = Field(None, min_length=1, max_length=128)  # type: ignore[assignment]
-    base_url: str = Field(None, max_length=2048)  # type: ignore[assignment]
     api_key: str | None = Field(None, max_length=4096)
-    model: str = Field(None, min_length=1, max_length=256)  # type: ignore[assignment]
-    api_style: ApiStyle = None  # type: ignore[assignment]
-    timeout_s: float = Field(None, ge=0.1, le=TIMEOUT_LIMIT_S)  # type: ignore[assignment]
-    max_tokens: int = Field(None, ge=1, le=MAX_TOKENS_LIMIT)  # type: ignore[assignment]
-    temperature: float | None = Field(None, ge=0, le=2)
-    enable_thinking: bool | None = None
-    reasoning_effort: str | None = _EFFORT
-    extra_params: dict[str, Any] = None  # type: ignore[assignment]
-    vendor: str | None = _VENDOR
     is_active: bool = None  # type: ignore[assignment]
     # read-only, ignored
     id: int | None = Field(None, exclude=True)
@@ -125,22 +143,19 @@ class LLMConfigUpdate(_Writable):
         return {f: getattr(self, f) for f in self.model_fields_set if f not in ignored}
 
 
-class LLMConfigOut(BaseModel):
+if TYPE_CHECKING:  # what the derived class below is, for the type checker
+    class LLMConfigUpdate(_UpdateBase, ConfigValues): ...
+else:
+    LLMConfigUpdate = create_model("LLMConfigUpdate", __base__=_UpdateBase,
+                                   __doc__=_UpdateBase.__doc__, __module__=__name__,
+                                   **_left_out_allowed(ConfigValues))
+
+
+class LLMConfigOut(ConfigValues):
     id: int | None
     tier: Tier
-    name: str
-    base_url: str
     api_key_masked: str
     has_api_key: bool
-    model: str
-    api_style: ApiStyle
-    timeout_s: float
-    max_tokens: int
-    temperature: float | None
-    enable_thinking: bool | None
-    reasoning_effort: str | None
-    extra_params: dict[str, Any]
-    vendor: str | None
     is_active: bool
     version: int
     updated_at: datetime | None

@@ -3,22 +3,19 @@
 Every write is one unit of work that first bumps `config_state.generation` (its row lock
 serialises configuration writers across the cluster), changes the rows, writes revision
 rows, and commits; only then is the new generation swapped in locally and published
-(`after_commit`). A failed write changes nothing. Reads of the serving configuration
+(`ConfigEvents.committed`). A failed write changes nothing. Reads of the serving configuration
 (`active`) come from the in-memory snapshot; the admin list/get/revisions read the table.
 """
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from sqlalchemy.exc import IntegrityError
 
-from callout_server.api.errors import ApiError
 from callout_server.config.errors import (
     ApiKeyRequired,
     ConfigNotFound,
@@ -27,41 +24,34 @@ from callout_server.config.errors import (
     NameConflict,
     VersionConflict,
 )
-from callout_server.config.model import Tier
 from callout_server.config.models import LLMConfigRevision, LLMConfigRow
 from callout_server.config.repository import ConfigRepository
 from callout_server.config.schemas import (
+    ROW_FIELDS,
     ActiveOut,
     ActiveTierOut,
-    ConnectionTestResult,
     LLMConfigCreate,
     LLMConfigList,
     LLMConfigOut,
     LLMConfigUpdate,
     RevisionList,
     RevisionOut,
+    call_values,
 )
 from callout_server.config.secrets import SecretBox, SecretDecryptError
 from callout_server.config.snapshot import (
-    ConfigSnapshot,
     ConfigStore,
-    build_snapshot,
     row_to_config,
 )
 from callout_server.db.base import utcnow
 from callout_server.db.engine import Database, is_db_unavailable
+from callout_server.errors import ApiError
 from callout_server.llm.config import LLMConfig
 from callout_server.llm.credentials import same_origin
 from callout_server.llm.masking import MASK, mask_api_key, mask_url
 
-if TYPE_CHECKING:
-    from callout_server.llm.client import LLMClient
-
 # Row fields an operator writes (api_key is handled apart: it is never diffed in clear).
-FIELDS = ("tier", "name", "base_url", "model", "api_style", "timeout_s", "max_tokens",
-          "temperature", "enable_thinking", "reasoning_effort", "extra_params", "vendor",
-          "is_active")
-TEST_PROMPT = "ping"
+FIELDS = ROW_FIELDS
 
 
 class _Unchanged(Exception):
@@ -71,23 +61,24 @@ class _Unchanged(Exception):
         self.result = result
 
 
+class ConfigEvents(Protocol):
+    """Who hears about writes: the cluster sync (`bus.ConfigSync`) in a worker."""
+
+    async def committed(self, generation: int) -> None:
+        """A write committed `generation`: swap the local snapshot, tell the other workers."""
+
+    def db_failed(self, exc: BaseException) -> None:
+        """The database could not be reached (health, and the poll's next probe)."""
+
+
 class ConfigService:
     def __init__(self, db: Database, secrets: SecretBox, store: ConfigStore,
-                 file_configs: Mapping[Tier, LLMConfig], *, llm: LLMClient,
-                 thinking_defaults: Mapping[str, bool | None] | None = None,
-                 write_timeout_s: float = 10.0) -> None:
+                 events: ConfigEvents, *, write_timeout_s: float = 10.0) -> None:
         self.db = db
         self.secrets = secrets
         self.store = store
-        self.file_configs = file_configs
-        self.llm = llm
-        # The tiers' own defaults (tiers/defaults.py), handed in so "test connection" sends
-        # what the tier would: this package sits below the tiers and does not import them.
-        self.thinking_defaults = thinking_defaults or {}
+        self.events = events
         self.write_timeout_s = write_timeout_s
-        # Wired by Services: swap + publish after a commit; report a dead database.
-        self.after_commit: Callable[[int], Awaitable[None]] | None = None
-        self.on_db_error: Callable[[BaseException], None] | None = None
 
     # -- units of work -----------------------------------------------------------------
     @asynccontextmanager
@@ -118,14 +109,12 @@ class ConfigService:
             return ApiError("the change conflicts with another configuration; reload and retry",
                             code="conflict", status=409)
         if is_db_unavailable(exc):
-            if self.on_db_error is not None:
-                self.on_db_error(exc)
+            self.events.db_failed(exc)
             return DatabaseUnavailable()
         return exc
 
     async def _committed(self, generation: int) -> None:
-        if self.after_commit is not None:
-            await self.after_commit(generation)
+        await self.events.committed(generation)
 
     # -- views -------------------------------------------------------------------------
     def _stored_key(self, row: LLMConfigRow) -> str | None:
@@ -142,44 +131,19 @@ class ConfigService:
         return MASK if key is None else mask_api_key(key)
 
     def view(self, row: LLMConfigRow) -> LLMConfigOut:
-        return LLMConfigOut(
-            id=row.id, tier=row.tier, name=row.name,  # type: ignore[arg-type]
-            base_url=mask_url(row.base_url),  # credentials saved by an older version
-            api_key_masked=self._masked(row), has_api_key=bool(row.api_key_enc),
-            model=row.model, api_style=row.api_style,  # type: ignore[arg-type]
-            timeout_s=row.timeout_s, max_tokens=row.max_tokens, temperature=row.temperature,
-            enable_thinking=row.enable_thinking, reasoning_effort=row.reasoning_effort,
-            extra_params=dict(row.extra_params or {}), vendor=row.vendor,
-            is_active=row.is_active, version=row.version, updated_at=row.updated_at,
-            updated_by=row.updated_by)
+        return _out(row, id=row.id, tier=row.tier, api_key_masked=self._masked(row),
+                    has_api_key=bool(row.api_key_enc), is_active=row.is_active,
+                    version=row.version, updated_at=row.updated_at, updated_by=row.updated_by)
 
     @staticmethod
     def config_view(cfg: LLMConfig, *, updated_at: Any = None,
                     updated_by: str | None = None) -> LLMConfigOut:
         """A serving configuration (snapshot entry), db row or config.toml section."""
-        return LLMConfigOut(
-            id=cfg.id, tier=cfg.tier, name=cfg.name, base_url=mask_url(cfg.base_url),
-            api_key_masked=mask_api_key(cfg.api_key), has_api_key=bool(cfg.api_key),
-            model=cfg.model, api_style=cfg.api_style, timeout_s=cfg.timeout_s,
-            max_tokens=cfg.max_tokens, temperature=cfg.temperature,
-            enable_thinking=cfg.enable_thinking, reasoning_effort=cfg.reasoning_effort,
-            extra_params=dict(cfg.extra_params), vendor=cfg.vendor, is_active=True,
-            version=cfg.version, updated_at=updated_at, updated_by=updated_by)
+        return _out(cfg, id=cfg.id, tier=cfg.tier, api_key_masked=mask_api_key(cfg.api_key),
+                    has_api_key=bool(cfg.api_key), is_active=True, version=cfg.version,
+                    updated_at=updated_at, updated_by=updated_by)
 
-    # -- snapshot ----------------------------------------------------------------------
-    async def read_generation(self) -> int:
-        async with self.db.session() as session:
-            return await ConfigRepository(session).get_generation()
-
-    async def load_snapshot(self) -> ConfigSnapshot:
-        async with self.db.session() as session:
-            repo = ConfigRepository(session)
-            # Generation first: a change committed between the two reads then shows up as
-            # newer rows under an older label, which the next notice/poll reloads again.
-            generation = await repo.get_generation()
-            rows = await repo.active_rows()
-        return build_snapshot(generation, rows, self.file_configs, self.secrets)
-
+    # -- the serving configuration ---------------------------------------------------
     def active(self) -> ActiveOut:
         snap = self.store.current  # memory only: no database query
         tiers = {
@@ -348,38 +312,24 @@ class ConfigService:
             actor=actor, at=utcnow(), generation=generation, fields=sorted(changes),
             changes=_masked_changes(changes)))
 
-    # -- connectivity test ---------------------------------------------------------------
-    async def test(self, config_id: int) -> ConnectionTestResult:
-        """One small real request with this configuration (active or not)."""
-        from callout_server.llm.errors import LLMCallError
-        from callout_server.llm.request import LLMRequest
-        from callout_server.llm.thinking import effective_thinking
-
+    # -- for callers above this package -----------------------------------------------
+    async def resolve(self, config_id: int) -> LLMConfig:
+        """A stored configuration (active or not) as a call would run with it, key decrypted."""
         async with self._read() as repo:
             row = await self._require(repo, config_id)
         try:
             key = self.secrets.decrypt(row.api_key_enc, config_id=row.id) if row.api_key_enc else ""
         except SecretDecryptError as exc:
             raise ConfigUnusable(str(exc), row.id) from exc
-        cfg = row_to_config(row, key)
-        request = LLMRequest(messages=[{"role": "user", "content": TEST_PROMPT}],
-                             default_thinking=self.thinking_defaults.get(cfg.tier))
-        # Room for a reasoning preamble when thinking may run, else a token-sized answer.
-        thinking = effective_thinking(cfg, request)
-        request = dataclasses.replace(
-            request, max_tokens=16 if thinking is False else min(cfg.max_tokens, 512))
-        started = time.monotonic()
-        try:
-            completion = await self.llm.complete(cfg, request)
-        except LLMCallError as exc:
-            return ConnectionTestResult(ok=False, latency_ms=int((time.monotonic() - started) * 1000),
-                              model=cfg.model, thinking_suppressed=None,
-                              diagnostic=exc.diagnostic.to_dict())
-        suppressed = None if completion.thinking is None else completion.thinking is False
-        diagnostic = completion.diagnostic.to_dict() if completion.diagnostic else None
-        return ConnectionTestResult(ok=True, latency_ms=int(completion.latency_ms),
-                          model=completion.model or cfg.model,
-                          thinking_suppressed=suppressed, diagnostic=diagnostic)
+        return row_to_config(row, key)
+
+
+def _out(source: LLMConfigRow | LLMConfig, **fields: Any) -> LLMConfigOut:
+    values = call_values(source)
+    # Credentials in a base URL saved by an older version, or in config.toml, stay hidden.
+    values |= {"base_url": mask_url(values["base_url"]),
+               "extra_params": dict(values["extra_params"] or {})}
+    return LLMConfigOut(**values, **fields)
 
 
 def _masked_changes(changes: dict[str, Any]) -> dict[str, Any]:

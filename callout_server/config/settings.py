@@ -16,6 +16,7 @@ import tomli
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
 from callout_server.config.model import TIERS, Tier
+from callout_server.config.schemas import ConfigValues, call_values
 from callout_server.config.vendors import check_vendor
 from callout_server.llm.config import LLMConfig
 from callout_server.llm.credentials import check_api_key, check_no_url_credentials
@@ -101,19 +102,11 @@ class AuthSettings(_Section):
     cookie_secure: bool = False
 
 
-class LLMSection(_Section):
-    name: str = ""
-    base_url: str
-    model: str
+class LLMSection(_Section, ConfigValues):
+    """A `[llm.<tier>]` section: the same fields and bounds as a stored configuration."""
+
+    name: str = Field("", max_length=128)  # "" -> "<tier>-file"
     api_key: SecretStr = SecretStr("")
-    api_style: Literal["chat-completions", "responses"] = "chat-completions"
-    timeout_s: float = Field(30.0, ge=0.1, le=600)
-    max_tokens: int = Field(300, ge=1, le=200_000)
-    temperature: float | None = Field(None, ge=0, le=2)
-    enable_thinking: bool | None = None
-    reasoning_effort: str | None = None
-    extra_params: dict[str, Any] = Field(default_factory=dict)
-    vendor: str | None = None
 
     @field_validator("vendor")
     @classmethod
@@ -132,22 +125,10 @@ class LLMSection(_Section):
         return SecretStr(check_api_key(v.get_secret_value().strip()))
 
     def to_config(self, tier: Tier) -> LLMConfig:
-        return LLMConfig(
-            tier=tier,
-            name=self.name or f"{tier}-file",
-            base_url=self.base_url,
-            model=self.model,
-            api_key=self.api_key.get_secret_value(),
-            api_style=self.api_style,
-            timeout_s=self.timeout_s,
-            max_tokens=self.max_tokens,
-            temperature=self.temperature,
-            enable_thinking=self.enable_thinking,
-            reasoning_effort=self.reasoning_effort,
-            extra_params=dict(self.extra_params),
-            vendor=self.vendor,
-            source="file",
-        )
+        values = call_values(self) | {"name": self.name or f"{tier}-file",
+                                      "extra_params": dict(self.extra_params)}
+        return LLMConfig(tier=tier, api_key=self.api_key.get_secret_value(), source="file",
+                         **values)
 
 
 class LLMSections(_Section):

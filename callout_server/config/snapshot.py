@@ -20,7 +20,10 @@ from typing import Literal
 from callout_server.config.errors import ConfigUnusable
 from callout_server.config.model import TIERS, Tier
 from callout_server.config.models import LLMConfigRow
+from callout_server.config.repository import ConfigRepository
+from callout_server.config.schemas import call_values
 from callout_server.config.secrets import SecretBox, SecretDecryptError
+from callout_server.db.engine import Database
 from callout_server.llm.config import LLMConfig
 
 log = logging.getLogger(__name__)
@@ -55,15 +58,9 @@ class ConfigSnapshot:
 
 
 def row_to_config(row: LLMConfigRow, api_key: str) -> LLMConfig:
-    return LLMConfig(
-        tier=row.tier,  # type: ignore[arg-type]
-        name=row.name, base_url=row.base_url, model=row.model, api_key=api_key,
-        api_style=row.api_style,  # type: ignore[arg-type]
-        timeout_s=row.timeout_s, max_tokens=row.max_tokens, temperature=row.temperature,
-        enable_thinking=row.enable_thinking, reasoning_effort=row.reasoning_effort,
-        extra_params=dict(row.extra_params or {}), vendor=row.vendor,
-        id=row.id, version=row.version, source="db",
-    )
+    values = call_values(row) | {"extra_params": dict(row.extra_params or {})}
+    return LLMConfig(tier=row.tier, api_key=api_key, id=row.id, version=row.version,
+                     source="db", **values)
 
 
 def build_snapshot(generation: int, active_rows: Iterable[LLMConfigRow],
@@ -84,6 +81,33 @@ def build_snapshot(generation: int, active_rows: Iterable[LLMConfigRow],
                                  updated_at=row.updated_at, updated_by=row.updated_by,
                                  error=error)
     return ConfigSnapshot(generation=generation, tiers=MappingProxyType(tiers))
+
+
+class SnapshotLoader:
+    """Reads the cluster's configuration for a worker: the generation, then the snapshot."""
+
+    def __init__(self, db: Database, secrets: SecretBox,
+                 file_configs: Mapping[Tier, LLMConfig]) -> None:
+        self._db = db
+        self._secrets = secrets
+        self.file_configs = file_configs
+
+    async def read_generation(self) -> int:
+        async with self._db.session() as session:
+            return await ConfigRepository(session).get_generation()
+
+    async def load(self) -> ConfigSnapshot:
+        async with self._db.session() as session:
+            repo = ConfigRepository(session)
+            # Generation first: a change committed between the two reads then shows up as
+            # newer rows under an older label, which the next notice/poll reloads again.
+            generation = await repo.get_generation()
+            rows = await repo.active_rows()
+        return build_snapshot(generation, rows, self.file_configs, self._secrets)
+
+    def initial(self) -> ConfigSnapshot:
+        """What a worker serves before its first load: the config.toml sections."""
+        return file_snapshot(self.file_configs)
 
 
 def file_snapshot(file_configs: Mapping[Tier, LLMConfig], generation: int = 0) -> ConfigSnapshot:

@@ -24,6 +24,7 @@ from callout_server.llm.errors import LLMCallError
 from callout_server.llm.events import Event, Finish, ReasoningDelta, TextDelta, ToolCall, Usage
 from callout_server.llm.request import LLMRequest
 from callout_server.llm.stream import LLMStream
+from callout_server.llm.thinking import effective_thinking
 
 if TYPE_CHECKING:
     from callout_server.llm.json_extract import JSONExtractionError, extract_json_object
@@ -64,6 +65,7 @@ __all__ = [
     "TextDelta",
     "ToolCall",
     "Usage",
+    "effective_thinking",
     "extract_json_object",
     "resolve_dialect",
 ]

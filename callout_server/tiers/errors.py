@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from callout_server.api.errors import ApiError
+from callout_server.errors import ApiError
 from callout_server.llm.diagnostics import Diagnostic
 
 # Diagnostic codes that mean "ran out of time": 504 rather than 502, end reason `timeout`.

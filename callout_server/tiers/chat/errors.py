@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from callout_server.api.errors import Conflict, NotFound, ServiceUnavailable
+from callout_server.errors import Conflict, NotFound, ServiceUnavailable
 
 
 class SessionNotFound(NotFound):

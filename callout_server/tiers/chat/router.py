@@ -1,4 +1,4 @@
-"""`/api/chat/sessions/*`: thin routes over `ChatService` (services.chat).
+"""`/api/chat/sessions/*`: thin routes over `ChatService`.
 
 Sessions live in the memory of one worker: route every request of a call to the same worker
 (sticky by `call_id`). Streams are plain `StreamingResponse`s; keep `BaseHTTPMiddleware` off
@@ -12,8 +12,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Depends, Response
 from fastapi.responses import StreamingResponse
 
-from callout_server.api.deps import Principal, get_services, require_service
-from callout_server.api.sse import SSE_HEADERS
+from callout_server.api.deps import Principal, provide, require_service
+from callout_server.api.sse import sse_response
 from callout_server.tiers.chat.schemas import (
     CancelRequest,
     SessionCreate,
@@ -34,16 +34,12 @@ _STREAM: dict[int | str, dict[str, Any]] = {200: {
 }}
 
 
-def get_chat(services: Annotated[Any, Depends(get_services)]) -> ChatService:
-    return services.chat  # type: ignore[no-any-return]
-
-
-Chat = Annotated[ChatService, Depends(get_chat)]
+Chat = Annotated[ChatService, Depends(provide(ChatService))]
 Caller = Annotated[Principal, Depends(require_service)]
 
 
 def _stream(run: TurnRun) -> StreamingResponse:
-    return StreamingResponse(run.events(), media_type="text/event-stream", headers=SSE_HEADERS)
+    return sse_response(run.events())
 
 
 @router.post("", status_code=201,

@@ -33,7 +33,6 @@ import time
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
-from callout_server.api.sse import sse_event
 from callout_server.llm.diagnostics import Diagnostic, Locale
 from callout_server.llm.errors import LLMCallError
 from callout_server.llm.events import Event, Finish, TextDelta, ToolCall
@@ -44,7 +43,8 @@ from callout_server.tiers.errors import TIMEOUT_CODES
 
 if TYPE_CHECKING:
     from callout_server.llm.stream import LLMStream
-    from callout_server.tiers.chat.session import ChatSession
+    from callout_server.tiers.events import StreamEvent
+from callout_server.tiers.chat.session import ChatSession
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +84,7 @@ class TurnRun:
                             first_clause_min_chars=first_clause_min_chars, clean=speakable)
             if output == "audio" else None
         )  # fmt: skip
-        self._queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self._queue: asyncio.Queue[StreamEvent | None] = asyncio.Queue()
         self._stream: LLMStream | None = None
         self._mark = 0  # where the current segment starts in the stream's text
         self._sentences: list[str] = []  # audio: the sentences sent in the current segment
@@ -114,15 +114,15 @@ class TurnRun:
         if self.task is not None:
             await asyncio.wait({self.task})
 
-    async def events(self) -> AsyncIterator[bytes]:
-        """SSE frames until `end`. A client that goes away stops the run (reason cancelled),
-        which closes the upstream request: nobody would hear the rest."""
+    async def events(self) -> AsyncIterator[StreamEvent]:
+        """The turn's events until `end`. A client that goes away stops the run (reason
+        cancelled), which closes the upstream request: nobody would hear the rest."""
         try:
             while True:
-                frame = await self._queue.get()
-                if frame is None:
+                event = await self._queue.get()
+                if event is None:
                     return
-                yield frame
+                yield event
         finally:
             self.stop("cancelled")
 
@@ -256,7 +256,7 @@ class TurnRun:
         self._put("text_delta", {"turn_id": self.turn_id, "text": text})
 
     def _put(self, name: str, data: dict[str, Any]) -> None:
-        self._queue.put_nowait(sse_event(name, data))
+        self._queue.put_nowait(StreamEvent(name, data))
 
     def _finish(self, reason: str, *, interrupted: bool,
                 error: dict[str, str] | None = None) -> None:

@@ -6,9 +6,9 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends
 
-from callout_server.api.deps import Principal, get_services, require_service
-from callout_server.services import Services
+from callout_server.api.deps import Principal, provide, require_service
 from callout_server.tiers.nlu.schemas import DecideRequest, Decision
+from callout_server.tiers.nlu.service import NluService
 
 router = APIRouter(prefix="/api/nlu", tags=["nlu"])
 
@@ -18,7 +18,7 @@ _ERROR = {"description": "model call failed, no fallback_intent: the diagnostic 
 @router.post("/decide", responses={401: {}, 403: {}, 422: {}, 502: _ERROR, 504: _ERROR})
 async def decide(
     body: DecideRequest,
-    services: Annotated[Services, Depends(get_services)],
+    nlu: Annotated[NluService, Depends(provide(NluService))],
     _: Annotated[Principal, Depends(require_service)],
 ) -> Decision:
-    return await services.nlu.decide(body)
+    return await nlu.decide(body)

@@ -6,9 +6,9 @@ from typing import Any
 
 from sqlalchemy import delete, select, update
 
-from callout_server.api.errors import Conflict, NotFound
 from callout_server.db.base import utcnow
 from callout_server.db.engine import Database
+from callout_server.errors import Conflict, NotFound
 from callout_server.tiers.script.models import ScriptDraft
 from callout_server.tiers.script.schemas import Draft, DraftUpdate
 from callout_server.validation import storable

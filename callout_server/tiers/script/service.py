@@ -12,7 +12,6 @@ import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from callout_server.api.sse import sse_event
 from callout_server.calllog.recorder import DiagnosticsRecorder
 from callout_server.calllog.records import record_call
 from callout_server.llm.client import LLMClient
@@ -23,6 +22,7 @@ from callout_server.llm.events import Finish, ReasoningDelta, TextDelta, Usage
 from callout_server.llm.request import LLMRequest
 from callout_server.tiers.defaults import THINKING_DEFAULT
 from callout_server.tiers.errors import TIMEOUT_CODES, ModelCallFailed
+from callout_server.tiers.events import StreamEvent
 from callout_server.tiers.script.drafts import DraftStore
 from callout_server.tiers.script.prompt import build_messages
 from callout_server.tiers.script.schemas import GenerateRequest, GenerateResult
@@ -76,8 +76,8 @@ class ScriptService:
                               diagnostic=diagnostic.to_dict() if diagnostic else None,
                               draft_id=draft_id, draft_error=draft_error)
 
-    async def stream(self, req: GenerateRequest, actor: str) -> AsyncIterator[bytes]:
-        """SSE: `text_delta`… then `usage` and exactly one `end`, whatever happens.
+    async def stream(self, req: GenerateRequest, actor: str) -> AsyncIterator[StreamEvent]:
+        """Events: `text_delta`… then `usage` and exactly one `end`, whatever happens.
 
         A client disconnect cancels this generator; leaving the `async with` closes the
         upstream request, so the vendor stops generating.
@@ -96,7 +96,7 @@ class ScriptService:
                 async for event in st:
                     if isinstance(event, TextDelta):
                         text.append(event.text)
-                        yield sse_event("text_delta", {"text": event.text})
+                        yield StreamEvent("text_delta", {"text": event.text})
                     elif isinstance(event, ReasoningDelta):
                         reasoning.append(event.text)
                     elif isinstance(event, Usage):
@@ -132,8 +132,8 @@ class ScriptService:
                         complete=diagnostic is None, usage=usage, model=cfg.model)
                 except Exception:  # the script was streamed; a failed save must not lose `end`
                     end["draft_error"] = "the draft could not be saved"
-        yield sse_event("usage", usage)
-        yield sse_event("end", end)
+        yield StreamEvent("usage", usage)
+        yield StreamEvent("end", end)
 
     async def _save(self, req: GenerateRequest, actor: str, cfg: LLMConfig, script: str,
                     reasoning: str, *, complete: bool, usage: dict[str, int | None],

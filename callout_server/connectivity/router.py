@@ -1,0 +1,23 @@
+"""`POST /api/admin/llm-configs/{id}/test`."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends
+
+from callout_server.api.deps import Principal, provide, require_admin
+from callout_server.api.params import RowId
+from callout_server.config.schemas import ConnectionTestResult
+from callout_server.connectivity.service import ConnectionTester
+
+router = APIRouter(prefix="/api/admin", tags=["model configuration"])
+_ERR = {"model": dict[str, Any]}
+
+
+@router.post("/llm-configs/{config_id}/test", response_model=ConnectionTestResult,
+             responses={401: _ERR, 403: _ERR, 404: _ERR, 503: _ERR})
+async def test_config(config_id: RowId, _: Annotated[Principal, Depends(require_admin)],
+                      tester: Annotated[ConnectionTester, Depends(provide(ConnectionTester))],
+                      ) -> ConnectionTestResult:
+    return await tester.test(config_id)

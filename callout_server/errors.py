@@ -1,0 +1,60 @@
+"""The errors every floor above the client raises, and nothing about HTTP framing.
+
+    ApiError                      any domain error with a status and a stable code
+      NotFound (404), Conflict (409), Unauthorized (401), Forbidden (403),
+      UnprocessableEntity (422), ServiceUnavailable (503, Retry-After)
+
+Services raise these (or subclasses) and carry their HTTP status with them (an expected
+conflict is a 409, never a 500); `callout_server.api.errors` is the one place that renders
+them as the contract's body `{"error": {"code", "message", ...}}`. Neutral on purpose:
+domain code imports this module, never the web layer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class ApiError(Exception):
+    status: int = 400
+    code: str = "bad_request"
+    # Seconds a client should wait before trying again (sent as Retry-After on 429/503).
+    retry_after_s: int | None = None
+
+    def __init__(self, message: str, *, code: str | None = None, status: int | None = None,
+                 **extra: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        if code is not None:
+            self.code = code
+        if status is not None:
+            self.status = status
+        self.extra = extra
+
+    def body(self) -> dict[str, Any]:
+        return {"error": {"code": self.code, "message": self.message, **self.extra}}
+
+
+class NotFound(ApiError):
+    status, code = 404, "not_found"
+
+
+class Conflict(ApiError):
+    status, code = 409, "conflict"
+
+
+class Unauthorized(ApiError):
+    status, code = 401, "unauthorized"
+
+
+class Forbidden(ApiError):
+    status, code = 403, "forbidden"
+
+
+class UnprocessableEntity(ApiError):
+    status, code = 422, "validation_error"
+
+
+class ServiceUnavailable(ApiError):
+    status, code = 503, "service_unavailable"
+    retry_after_s = 5
