@@ -118,7 +118,8 @@ class Services:
         d = s.diagnostics
         self.recorder = DiagnosticsRecorder(
             self.db, queue_size=d.queue_size, batch_size=d.batch_size,
-            flush_interval_s=d.flush_interval_s, retention_days=d.retention_days)
+            flush_interval_s=d.flush_interval_s, retention_days=d.retention_days,
+            stalled_after_s=d.stalled_after_s)
         await self.recorder.start()
         self._stoppers.append(self.recorder.stop)
         locale = s.server.locale
@@ -136,12 +137,14 @@ class Services:
     async def health(self) -> dict[str, Any]:
         """Bounded: states cached by the background loops, no I/O here."""
         db, redis = self.sync.db_state, self.sync.redis_state
+        writer = self.recorder.health()
         # Redis unset ("disabled") is a supported single-node mode, not a degradation.
-        ok = db == "ok" and redis != "down"
+        ok = db == "ok" and redis != "down" and writer["diagnostics_writer"] == "ok"
         return {"status": "ok" if ok else "degraded", "db": db, "redis": redis,
                 "config_generation": self.store.current.generation,
                 "diagnostics_dropped": self.recorder.dropped,
-                "diagnostics_pending": self.recorder.pending}
+                "diagnostics_rejected": self.recorder.rejected,
+                "diagnostics_pending": self.recorder.pending, **writer}
 
     async def stop(self) -> None:
         for stop in reversed(self._stoppers):

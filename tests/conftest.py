@@ -3,6 +3,7 @@
 pytest_plugins = [
     "tests.fixtures.emulator",
     "tests.fixtures.database",
+    "tests.fixtures.calllog",
 ]
 
 

@@ -112,8 +112,8 @@ async def test_database_outage_never_slows_decisions(make_settings, pg_url, emul
             assert max(during) < 0.25, max(during)
             assert statistics.median(during) < statistics.median(before) + 0.01
             # The bounded queue kept the newest 40 (plus at most one batch of 10 held by the
-            # writer's failing insert) and counted what it dropped.
-            assert services.recorder.pending <= 40
+            # writer's failing insert, which `pending` counts) and counted what it dropped.
+            assert services.recorder.pending <= 50
             assert services.recorder.dropped >= 50
             assert health["diagnostics_dropped"] >= 50 and health["diagnostics_pending"] > 0
             assert "callout_diagnostics_dropped_total" in metrics
