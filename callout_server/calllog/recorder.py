@@ -62,6 +62,7 @@ class DiagnosticsRecorder:
         self._writing = asyncio.Lock()
         self._in_flight: list[CallRecord] = []
         self._stopping = False
+        self._stopped = asyncio.Event()  # ends a back-off early, as `_wake` does not
         self._writer: asyncio.Task[None] | None = None
         self._purger: asyncio.Task[None] | None = None
         # Monotonic time since which records have waited with no write succeeding (for
@@ -111,6 +112,7 @@ class DiagnosticsRecorder:
         with contextlib.suppress(Exception):  # DB down at start: the writer retries
             await self._ids.refill()
         self._stopping = False
+        self._stopped.clear()
         self._writer = asyncio.create_task(self._write_loop(), name="calllog-writer")
         self._purger = asyncio.create_task(self._purge_loop(), name="calllog-purge")
 
@@ -119,6 +121,7 @@ class DiagnosticsRecorder:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_s
         self._stopping = True
+        self._stopped.set()
         self._wake.set()
         writer, purger, self._writer, self._purger = self._writer, self._purger, None, None
         if purger is not None:
@@ -158,7 +161,7 @@ class DiagnosticsRecorder:
     async def _write_loop(self) -> None:
         backoff = self._flush_interval_s
         while not self._stopping:
-            await self._sleep(self._flush_interval_s)
+            await self._sleep(self._wake, self._flush_interval_s)
             try:
                 await self._ids.refill()
                 while self._queue and not self._stopping:
@@ -172,18 +175,19 @@ class DiagnosticsRecorder:
                     log.warning("call log writer: cannot write (%s); retrying",
                                 type(exc).__name__)
                 self.db_ok = False
-                await self._sleep(backoff)
+                # Not woken by new records: during an outage every record would retry.
+                await self._sleep(self._stopped, backoff)
                 backoff = min(backoff * 2, 10.0)
 
-    async def _sleep(self, seconds: float) -> None:
-        """Until woken (a full batch, stop()) or `seconds` pass; a cancellation propagates."""
+    async def _sleep(self, event: asyncio.Event, seconds: float) -> None:
+        """Until `event` is set or `seconds` pass; a cancellation propagates."""
         if self._stopping:
             return
         try:
             # asyncio.timeout, not wait_for: on 3.11 wait_for can turn a cancellation that
             # coincides with its timeout into TimeoutError, which would then be swallowed.
             async with asyncio.timeout(seconds):
-                await self._wake.wait()
+                await event.wait()
         except TimeoutError:
             pass
         self._wake.clear()
