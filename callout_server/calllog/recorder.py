@@ -217,10 +217,12 @@ class DiagnosticsRecorder:
                     else:
                         half = len(part) // 2
                         todo += [part[half:], part[:half]]
-                    continue
-                todo.pop()
-                self.written += len(part)
-                self._waiting_since = time.monotonic()
+                else:
+                    todo.pop()
+                    self.written += len(part)
+                    self._waiting_since = time.monotonic()
+                if todo:  # splitting: `pending` counts only what is still to write
+                    self._in_flight = [rec for rest in reversed(todo) for rec in rest]
         except BaseException:
             self._put_back([rec for part in reversed(todo) for rec in part])
             raise
