@@ -102,7 +102,8 @@ async def test_database_outage_never_slows_decisions(make_settings, pg_url, emul
     try:
         async with nlu_app(make_settings, pg_url, emulator, model, **{
                 "database.url": _proxied(pg_url, proxy.port),
-                "database.connect_timeout_s": CONNECT_TIMEOUT_S, "diagnostics.queue_size": 40, "diagnostics.batch_size": 10,
+                "database.connect_timeout_s": CONNECT_TIMEOUT_S,
+                "diagnostics.queue_size": 40, "diagnostics.batch_size": 10,
                 "diagnostics.flush_interval_s": 0.05}) as client:
             services = client.services  # type: ignore[attr-defined]
             before = await _latencies(client, 30, "up")
