@@ -147,3 +147,4 @@ async def test_nul_from_a_client_or_a_vendor_never_stalls_the_call_log(
         health = (await client.get("/healthz")).json()
         assert health["diagnostics_rejected"] == 0 and health["diagnostics_writer"] == "ok"
         assert health["status"] == "ok"
+        assert "callout_diagnostics_rejected_total" in (await client.get("/metrics")).text
