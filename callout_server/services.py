@@ -120,7 +120,8 @@ class Services:
         d = self.settings.diagnostics
         self.recorder = self._provide(DiagnosticsRecorder(
             self.db, queue_size=d.queue_size, batch_size=d.batch_size,
-            flush_interval_s=d.flush_interval_s, retention_days=d.retention_days))
+            flush_interval_s=d.flush_interval_s, retention_days=d.retention_days,
+            stalled_after_s=d.stalled_after_s))
         await self.recorder.start()
         self._stoppers.append(self.recorder.stop)
         self.diagnostics = self._provide(DiagnosticsQueries(self.db, self.recorder))

@@ -15,6 +15,7 @@ NUL in them is refused at the edge (`api/limits.py`).
 from __future__ import annotations
 
 import math
+import re
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
@@ -30,18 +31,38 @@ INT4_MAX = 2**31 - 1
 INT8_MAX = 2**63 - 1
 
 NUL_MESSAGE = "must not contain NUL characters"
+SURROGATE_MESSAGE = "must be valid Unicode (a lone surrogate such as \\ud800 is not)"
+REPLACEMENT = "\ufffd"
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def _has_lone_surrogate(text: str) -> bool:
+    if text.isascii():  # a flag, no scan; then encoding is the cheapest surrogate check
+        return False
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def check_text(value: str) -> str:
+    """Text PostgreSQL can store: no NUL and no lone UTF-16 surrogate (JSON `"\\ud800"`)."""
     if "\x00" in value:
         raise ValueError(NUL_MESSAGE)
+    if _has_lone_surrogate(value):
+        raise ValueError(SURROGATE_MESSAGE)
     return value
 
 
 def storable(text: str) -> str:
     """Text that came from outside a request (a model's answer, a vendor's message) made
-    storable: NUL, which PostgreSQL refuses, becomes U+FFFD so the spot stays visible."""
-    return text.replace("\x00", "\ufffd") if "\x00" in text else text
+    storable: NUL and lone surrogates become U+FFFD, so the spot stays visible."""
+    if "\x00" in text:
+        text = text.replace("\x00", REPLACEMENT)
+    if _has_lone_surrogate(text):
+        text = _SURROGATES.sub(REPLACEMENT, text)
+    return text
 
 
 def check_json(value: Any, *, max_depth: int = MAX_JSON_DEPTH,

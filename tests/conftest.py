@@ -4,6 +4,7 @@ pytest_plugins = [
     "tests.fixtures.emulator",
     "tests.fixtures.database",
     "tests.fixtures.upstream",
+    "tests.fixtures.calllog",
 ]
 
 

@@ -266,6 +266,7 @@ async def test_chat_sessions_are_bounded_in_bytes_per_worker(client) -> None:
     ("/api/nlu/decide", {"utterance": "x", "slots": [{"name": "s", "type": "enum",
                                                       "values": ["a\u0000"]}]}, "slots.0.values"),
     ("/api/nlu/decide", {"utterance": "x\u0000", "intents": [{"name": "a"}]}, "utterance"),
+    ("/api/nlu/decide", {"utterance": "x\ud800", "intents": [{"name": "a"}]}, "utterance"),
     ("/api/chat/sessions", {"call_id": "c", "tools": [{"type": "function", "name": "f",
                                                        "parameters": {"type": "object",
                                                                       "x": nested(40)}}]},
@@ -274,5 +275,7 @@ async def test_chat_sessions_are_bounded_in_bytes_per_worker(client) -> None:
      "overrides.extra_params"),
 ])
 async def test_service_routes_bound_json_values(client, path, body, field) -> None:
-    r = await client.post(path, json=body, headers=SERVICE_HEADERS)
+    # json.dumps escapes a lone surrogate as \\ud800, as a client's JSON encoder would.
+    r = await client.post(path, content=json.dumps(body), headers={
+        **SERVICE_HEADERS, "Content-Type": "application/json"})
     assert _fields(r) == [field]

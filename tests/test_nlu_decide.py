@@ -14,6 +14,11 @@ import pytest
 from tests.fixtures.database import ADMIN_HEADERS, free_port
 from tests.test_nlu_support import answer, decide, nlu_app
 
+# What a loaded machine (both cores busy) may add to one request. The timing tests below
+# tell a limit that fired (0.3-0.5 s) from the one that did not (2 s and more), so their
+# upper bounds are the limit plus this, not the limit plus a few milliseconds.
+SLACK_S = 1.0
+
 
 @pytest.fixture
 def app_for(make_settings, pg_url, emulator):
@@ -185,7 +190,7 @@ async def test_upstream_timeout_shorter_than_deadline_is_timeout_504(app_for, em
     async with app_for(model) as client:
         r, elapsed = await decide(client, deadline_ms=3000, overrides={"timeout_s": 0.3})
     assert r.status_code == 504 and r.json()["error"]["code"] == "timeout"
-    assert 0.25 < elapsed < 1.0  # the 0.3 s model timeout, not the 3 s deadline
+    assert 0.25 < elapsed < 0.3 + SLACK_S  # the 0.3 s model timeout, not the 3 s deadline
 
 
 async def test_config_timeout_applies_without_override(app_for, emulator) -> None:
@@ -194,7 +199,7 @@ async def test_config_timeout_applies_without_override(app_for, emulator) -> Non
     async with app_for(model, **{"llm.nlu.timeout_s": 0.3}) as client:
         r, elapsed = await decide(client, fallback_intent="refuse", deadline_ms=5000)
     assert r.status_code == 200 and r.json()["diagnostic"]["code"] == "timeout"
-    assert elapsed < 1.0
+    assert elapsed < 0.3 + SLACK_S  # not the 5 s deadline
 
 
 async def test_deadline_shorter_than_upstream_answers_by_the_deadline(app_for, emulator) -> None:
@@ -205,10 +210,10 @@ async def test_deadline_shorter_than_upstream_answers_by_the_deadline(app_for, e
         assert r.status_code == 504
         err = r.json()["error"]
         assert err["code"] == "deadline_exceeded" and "deadline_ms=300" in err["message"]
-        assert 0.28 < elapsed < 0.6  # by the deadline, not at the 30 s upstream timeout
+        assert 0.28 < elapsed < 0.3 + SLACK_S  # by the deadline, not at the 5 s answer
         r, elapsed = await decide(client, deadline_ms=300, fallback_intent="refuse")
         assert r.status_code == 200 and r.json()["diagnostic"]["code"] == "deadline_exceeded"
-        assert elapsed < 0.6
+        assert elapsed < 0.3 + SLACK_S
 
 
 async def test_retry_never_runs_past_the_deadline(app_for, emulator) -> None:
@@ -219,7 +224,7 @@ async def test_retry_never_runs_past_the_deadline(app_for, emulator) -> None:
     async with app_for(model) as client:
         r, elapsed = await decide(client, deadline_ms=500)
         assert r.status_code == 504 and r.json()["error"]["code"] == "deadline_exceeded"
-        assert 0.45 < elapsed < 0.8
+        assert 0.45 < elapsed < 0.5 + SLACK_S  # not the retry's 5 s
         assert [x["code"] for x in await records(client)] == ["deadline_exceeded", "upstream_error"]
     assert len(await emulator.requests(model)) == 2
 
@@ -259,7 +264,7 @@ async def test_closed_port_is_connect_error(app_for, emulator) -> None:
         assert [x["code"] for x in await records(client)] == ["connect_error"] * 2  # retried
         r, _ = await decide(client, fallback_intent="agree")
         assert r.status_code == 200 and r.json()["diagnostic"]["code"] == "connect_error"
-    assert elapsed < 1.0
+    assert elapsed < 0.3 + SLACK_S  # refused at once, not at the 2 s deadline
 
 
 async def test_locale_en_messages(app_for, emulator) -> None:

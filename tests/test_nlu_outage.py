@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import statistics
-import time
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 from sqlalchemy import event
 
+from tests.fixtures.calllog import wait_until
 from tests.fixtures.database import ADMIN_HEADERS, llm_config_body, reset_tables
 from tests.fixtures.tcp_proxy import TcpProxy
 from tests.test_nlu_support import answer, decide, nlu_app
@@ -64,11 +64,12 @@ async def test_zero_queries_on_the_request_path(make_settings, pg_url, emulator)
                 assert r.status_code == 200 and r.json()["intent"] == "agree"
                 r, _ = await decide(client, call_id=f"zq-f{i}", overrides={"top_k": 1})
                 assert r.status_code == 422  # the error path too
-            await asyncio.sleep(0.3)  # let the writer do its inserts while we count
+            # Let the writer do its inserts while we count.
+            await wait_until(lambda: services.recorder.written == 25)
         assert counter.by_task.get(me, []) == []
         # Meanwhile the 25 records did reach the database, from the writer's own task (on
         # PostgreSQL by COPY on the raw asyncpg connection, which this event never sees).
-        assert services.recorder.written == 25
+        assert services.recorder.written == 25 and services.recorder.pending == 0
 
 
 def _proxied(url: str, port: int) -> str:
@@ -87,6 +88,10 @@ async def _latencies(client: httpx.AsyncClient, n: int, tag: str) -> list[float]
     return out
 
 
+# How long a connection to the cut database hangs before it fails.
+CONNECT_TIMEOUT_S = 2.0
+
+
 async def test_database_outage_never_slows_decisions(make_settings, pg_url, emulator) -> None:
     pg = urlsplit(pg_url)
     proxy = TcpProxy(pg.hostname or "127.0.0.1", pg.port or 5432)
@@ -96,7 +101,8 @@ async def test_database_outage_never_slows_decisions(make_settings, pg_url, emul
     await reset_tables(pg_url)
     try:
         async with nlu_app(make_settings, pg_url, emulator, model, **{
-                "database.url": _proxied(pg_url, proxy.port), "database.connect_timeout_s": 1.0,
+                "database.url": _proxied(pg_url, proxy.port),
+                "database.connect_timeout_s": CONNECT_TIMEOUT_S,
                 "diagnostics.queue_size": 40, "diagnostics.batch_size": 10,
                 "diagnostics.flush_interval_s": 0.05}) as client:
             services = client.services  # type: ignore[attr-defined]
@@ -108,22 +114,21 @@ async def test_database_outage_never_slows_decisions(make_settings, pg_url, emul
             during = await _latencies(client, 100, "down")
             health = (await client.get("/healthz")).json()
             metrics = (await client.get("/metrics")).text
-            # Requests never waited on the database: same latency as before the outage.
-            assert max(during) < 0.25, max(during)
-            assert statistics.median(during) < statistics.median(before) + 0.01
+            # Requests never waited on the database: one that did would wait for the
+            # blackholed connect (CONNECT_TIMEOUT_S) at least. The bounds are loose on
+            # purpose: a loaded machine (both cores busy) stretches any single request.
+            assert max(during) < CONNECT_TIMEOUT_S / 2, max(during)
+            assert statistics.median(during) < 2 * statistics.median(before) + 0.05
             # The bounded queue kept the newest 40 (plus at most one batch of 10 held by the
-            # writer's failing insert) and counted what it dropped.
-            assert services.recorder.pending <= 40
+            # writer's failing insert, which `pending` counts) and counted what it dropped.
+            assert services.recorder.pending <= 50
             assert services.recorder.dropped >= 50
             assert health["diagnostics_dropped"] >= 50 and health["diagnostics_pending"] > 0
             assert "callout_diagnostics_dropped_total" in metrics
 
             proxy.restore()
-            deadline = time.monotonic() + 20
-            # Polled: the writer's retry back-off has no event to wait on.
-            while services.recorder.pending and time.monotonic() < deadline:  # noqa: ASYNC110
-                await asyncio.sleep(0.1)
-            assert services.recorder.pending == 0, "queued records were not written back"
+            # The writer's back-off (up to 10 s) has no event to wait on: polled.
+            await wait_until(lambda: services.recorder.pending == 0, timeout_s=30)
             dropped = services.recorder.dropped
             r = await client.get("/api/admin/diagnostics", headers=ADMIN_HEADERS,
                                  params={"limit": 500})

@@ -1,8 +1,8 @@
 """`GET /healthz`: liveness plus what this worker is serving.
 
-Always 200 while the process serves: a "degraded" worker (database or Redis down) still
-answers calls from its in-memory configuration, so a load balancer should keep it in
-rotation. The answer comes from state cached by the background loops: it never waits on
+Always 200 while the process serves: a "degraded" worker (database or Redis down, or the
+call-log writer stalled) still answers calls from its in-memory configuration, so a load
+balancer should keep it in rotation. The answer comes from state cached by the background loops: it never waits on
 the database or Redis.
 """
 
@@ -28,7 +28,14 @@ class Health(BaseModel):
     config_generation: int
     # Call-log records dropped because the database was slow or down (queue overflow).
     diagnostics_dropped: int = 0
+    # Call-log records the database refused for their data, isolated and dropped.
+    diagnostics_rejected: int = 0
     diagnostics_pending: int = 0
+    # "stalled": records have waited `[diagnostics] stalled_after_s` with no write succeeding
+    # (status is then "degraded").
+    diagnostics_writer: Literal["ok", "stalled"] = "ok"
+    # Age of the oldest record not yet written (null when none waits).
+    diagnostics_oldest_pending_s: float | None = None
 
 
 class HealthCheck:
@@ -42,12 +49,14 @@ class HealthCheck:
 
     def report(self) -> Health:
         db, redis = self._sync.db_state, self._sync.redis_state
+        writer = self._recorder.health()
         # Redis unset ("disabled") is a supported single-node mode, not a degradation.
-        ok = db == "ok" and redis != "down"
+        ok = db == "ok" and redis != "down" and writer["diagnostics_writer"] == "ok"
         return Health(status="ok" if ok else "degraded", db=db, redis=redis,
                       config_generation=self._store.current.generation,
                       diagnostics_dropped=self._recorder.dropped,
-                      diagnostics_pending=self._recorder.pending)
+                      diagnostics_rejected=self._recorder.rejected,
+                      diagnostics_pending=self._recorder.pending, **writer)
 
 
 @router.get("/healthz", response_model=Health)

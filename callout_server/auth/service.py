@@ -14,7 +14,6 @@ hashes has committed.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import logging
 import secrets
@@ -90,6 +89,7 @@ class AuthService:
         self.clock = clock
         self.throttle = LoginThrottle()
         self._retry: asyncio.Task[None] | None = None
+        self._stopping = False
         self.session_ttl = timedelta(seconds=settings.session_ttl_s)
         # Env tokens work from the first instant, even before bootstrap has reached the DB.
         self.tokens = TokenTable(
@@ -114,12 +114,16 @@ class AuthService:
 
     async def stop(self) -> None:
         if self._retry is not None:
+            # The flag and the bound: on Python 3.11 a cancellation can be swallowed inside a
+            # driver's wait_for (surfacing as a TimeoutError, "database unavailable"), and the
+            # retry loop would go on while shutdown waits for it.
+            self._stopping = True
             self._retry.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._retry
+            await asyncio.wait([self._retry], timeout=5.0)
+            self._retry = None
 
     async def _bootstrap_when_db_returns(self, interval_s: float = 2.0) -> None:
-        while True:
+        while not self._stopping:
             await asyncio.sleep(interval_s)
             try:
                 await self.bootstrap()

@@ -21,6 +21,8 @@ LLM_TTFT = Histogram("callout_llm_ttft_seconds", "Time to first token of streame
 LLM_TOKENS = Counter("callout_llm_tokens_total", "Tokens by tier and kind", ["tier", "kind"])
 DIAG_DROPPED = Counter("callout_diagnostics_dropped_total",
                        "Call-log records dropped because the write queue was full")
+DIAG_REJECTED = Counter("callout_diagnostics_rejected_total",
+                        "Call-log records the database refused (bad data), isolated and dropped")
 DIAG_QUEUED = Gauge("callout_diagnostics_queue_depth", "Call-log records waiting to be written")
 CONFIG_GENERATION = Gauge("callout_config_generation",
                           "Model-configuration generation this worker serves")

@@ -1,9 +1,19 @@
 """Background writer of call-log records.
 
-`record()` is called on the hot path: it takes a pre-reserved id, updates metrics and
-appends to a bounded deque — no I/O, no await. A background task batches inserts. When the
-database is slow or down the deque fills and the OLDEST records are dropped and counted,
-so requests are never delayed and memory stays bounded.
+`record()` is called on the hot path: it cleans the record (`CallRecord.clean()`), takes a
+pre-reserved id, updates metrics and appends to a bounded deque — no I/O, no await. A
+background task batches inserts. When the database is slow or down the deque fills and the
+OLDEST records are dropped and counted, so requests are never delayed and memory stays
+bounded.
+
+A batch the database refuses for its data (see refusals.py) is split in halves until the
+refused records are alone; those are dropped and counted (`rejected`), the rest are written.
+Any other failure keeps the batch and retries with back-off; a writer that has written
+nothing for `stalled_after_s` while records wait reports itself `stalled` (`health()`).
+
+Shutdown: `stop()` raises a flag the loop checks, wakes it, waits a bounded time for it to
+finish the batch it holds, cancels it if it must, then writes what is left — never longer
+than its timeout, whatever the database does.
 """
 
 from __future__ import annotations
@@ -11,8 +21,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections import deque
 from datetime import timedelta
+from typing import Any, Literal
 
 from sqlalchemy import delete, insert
 
@@ -20,16 +32,20 @@ from callout_server.calllog import metrics
 from callout_server.calllog.ids import IdAllocator
 from callout_server.calllog.models import LLMCallLog
 from callout_server.calllog.records import COLUMNS, CallRecord
+from callout_server.calllog.refusals import is_refused_data
 from callout_server.db.base import SCHEMA, utcnow
 from callout_server.db.engine import Database
 
 log = logging.getLogger(__name__)
 
+WriterState = Literal["ok", "stalled"]
+
 
 class DiagnosticsRecorder:
     def __init__(self, db: Database, *, queue_size: int = 10_000, batch_size: int = 200,
                  flush_interval_s: float = 0.5, retention_days: int = 30,
-                 purge_interval_s: float = 3600.0, write_timeout_s: float = 10.0) -> None:
+                 purge_interval_s: float = 3600.0, write_timeout_s: float = 10.0,
+                 stalled_after_s: float = 30.0) -> None:
         self._db = db
         self._queue: deque[CallRecord] = deque()
         self._queue_size = queue_size
@@ -38,24 +54,51 @@ class DiagnosticsRecorder:
         self._retention = timedelta(days=retention_days)
         self._purge_interval_s = purge_interval_s
         self._write_timeout_s = write_timeout_s
+        self._stalled_after_s = stalled_after_s
         self._ids = IdAllocator(db, "llm_call_logs")
         self._copy = db.engine.dialect.driver == "asyncpg"
         self._wake = asyncio.Event()
-        self._tasks: list[asyncio.Task[None]] = []
+        # One batch at a time, whoever writes it: flush() waits for the one the loop holds.
+        self._writing = asyncio.Lock()
+        self._in_flight: list[CallRecord] = []
+        self._stopping = False
+        self._stopped = asyncio.Event()  # ends a back-off early, as `_wake` does not
+        self._writer: asyncio.Task[None] | None = None
+        self._purger: asyncio.Task[None] | None = None
+        # Monotonic time since which records have waited with no write succeeding (for
+        # health): moved on by every write that succeeds and when the queue goes from empty
+        # to not empty.
+        self._waiting_since = time.monotonic()
         self.dropped = 0
+        self.rejected = 0
         self.written = 0
         self.db_ok = True
 
     @property
     def pending(self) -> int:
-        return len(self._queue)
+        """Records not yet written: queued, or in the batch being written now."""
+        return len(self._queue) + len(self._in_flight)
+
+    def health(self) -> dict[str, Any]:
+        """The writer's state for /healthz, from what the loop keeps: no I/O."""
+        oldest = self._in_flight[0] if self._in_flight else (
+            self._queue[0] if self._queue else None)
+        if oldest is None:
+            return {"diagnostics_writer": "ok", "diagnostics_oldest_pending_s": None}
+        waited = time.monotonic() - self._waiting_since
+        state: WriterState = "stalled" if waited > self._stalled_after_s else "ok"
+        age = max((utcnow() - oldest.at).total_seconds(), 0.0)
+        return {"diagnostics_writer": state, "diagnostics_oldest_pending_s": round(age, 1)}
 
     def record(self, rec: CallRecord) -> int | None:
         """Queue one record; returns its id (None if no id block could be reserved yet)."""
+        rec.clean()
         if rec.id is None:
             rec.id = self._ids.take()
         metrics.observe(rec)
-        if len(self._queue) >= self._queue_size:
+        if not self._queue and not self._in_flight:
+            self._waiting_since = time.monotonic()  # nothing was waiting until now
+        elif len(self._queue) >= self._queue_size:
             self._queue.popleft()
             self.dropped += 1
             metrics.DIAG_DROPPED.inc()
@@ -68,67 +111,148 @@ class DiagnosticsRecorder:
     async def start(self) -> None:
         with contextlib.suppress(Exception):  # DB down at start: the writer retries
             await self._ids.refill()
-        self._tasks = [asyncio.create_task(self._write_loop(), name="calllog-writer"),
-                       asyncio.create_task(self._purge_loop(), name="calllog-purge")]
+        self._stopping = False
+        self._stopped.clear()
+        self._writer = asyncio.create_task(self._write_loop(), name="calllog-writer")
+        self._purger = asyncio.create_task(self._purge_loop(), name="calllog-purge")
 
     async def stop(self, timeout_s: float = 3.0) -> None:
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
-        self._tasks = []
-        with contextlib.suppress(Exception):  # best effort: the DB may be gone at shutdown
-            await asyncio.wait_for(self.flush(), timeout_s)
+        """Stop the background tasks and write what is queued, within about `timeout_s`."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
+        self._stopping = True
+        self._stopped.set()
+        self._wake.set()
+        writer, purger, self._writer, self._purger = self._writer, self._purger, None, None
+        if purger is not None:
+            purger.cancel()
+            await asyncio.wait([purger], timeout=1.0)
+        if writer is not None:
+            # The flag ends the loop once it is done with the batch it holds (a write is
+            # itself bounded by write_timeout_s); past the deadline it is cancelled.
+            await asyncio.wait([writer], timeout=max(deadline - loop.time(), 0.0))
+            if not writer.done():
+                writer.cancel()
+                await asyncio.wait([writer], timeout=1.0)
+            if not writer.done():
+                log.error("call log writer did not stop; leaving it behind")
+            elif not writer.cancelled() and writer.exception() is not None:
+                log.error("call log writer failed: %r", writer.exception())
+        if self._queue:
+            try:  # best effort: the DB may be gone at shutdown
+                async with asyncio.timeout(max(deadline - loop.time(), 0.5)):
+                    await self.flush()
+            except Exception as exc:
+                log.warning("call log: %d records not written at shutdown (%s)",
+                            self.pending, type(exc).__name__)
 
     async def flush(self) -> None:
-        """Write everything queued now (tests and shutdown)."""
-        while self._queue:
-            await self._write_batch()
+        """Write everything queued now, after the batch the loop may hold (tests, shutdown).
+
+        Refused records are dropped as the loop drops them; a database that cannot be
+        reached raises, with the records kept.
+        """
+        while True:
+            async with self._writing:
+                if not self._queue:
+                    return
+                await self._write_batch()
 
     async def _write_loop(self) -> None:
         backoff = self._flush_interval_s
-        while True:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self._flush_interval_s)
-            self._wake.clear()
+        while not self._stopping:
+            await self._sleep(self._wake, self._flush_interval_s)
             try:
                 await self._ids.refill()
-                while self._queue:
-                    await self._write_batch()
+                while self._queue and not self._stopping:
+                    async with self._writing:
+                        if self._queue:
+                            await self._write_batch()
                 self.db_ok = True
                 backoff = self._flush_interval_s
             except Exception as exc:
                 if self.db_ok:
-                    log.warning("call log writer: database unavailable (%s); retrying",
+                    log.warning("call log writer: cannot write (%s); retrying",
                                 type(exc).__name__)
                 self.db_ok = False
-                await asyncio.sleep(backoff)
+                # Not woken by new records: during an outage every record would retry.
+                await self._sleep(self._stopped, backoff)
                 backoff = min(backoff * 2, 10.0)
 
+    async def _sleep(self, event: asyncio.Event, seconds: float) -> None:
+        """Until `event` is set or `seconds` pass; a cancellation propagates."""
+        if self._stopping:
+            return
+        try:
+            # asyncio.timeout, not wait_for: on 3.11 wait_for can turn a cancellation that
+            # coincides with its timeout into TimeoutError, which would then be swallowed.
+            async with asyncio.timeout(seconds):
+                await event.wait()
+        except TimeoutError:
+            pass
+        self._wake.clear()
+
     async def _write_batch(self) -> None:
-        batch = [self._queue.popleft() for _ in range(min(self._batch_size, len(self._queue)))]
+        """Write the oldest batch; the caller holds `_writing`."""
+        n = min(self._batch_size, len(self._queue))
+        batch = self._in_flight = [self._queue.popleft() for _ in range(n)]
+        # Halves still to write, next at the end: a refused batch is split until the
+        # records the database refuses are alone.
+        todo = [batch]
         try:
             for rec in batch:
                 if rec.id is None:
                     await self._ids.refill(low_water=1)
                     rec.id = self._ids.take()
-            # Bounded: a half-open connection (packets dropped, no reset) would otherwise stall
-            # the writer until TCP keepalive gives up, while the queue fills and drops.
-            async with asyncio.timeout(self._write_timeout_s):
-                await self._insert(batch)
+            while todo:
+                part = todo[-1]  # popped once settled: a cancellation puts it back too
+                try:
+                    await self._insert_bounded(part)
+                except Exception as exc:
+                    if not is_refused_data(exc):
+                        raise
+                    todo.pop()
+                    if len(part) == 1:
+                        self._reject(part[0], exc)
+                    else:
+                        half = len(part) // 2
+                        todo += [part[half:], part[:half]]
+                else:
+                    todo.pop()
+                    self.written += len(part)
+                    self._waiting_since = time.monotonic()
+                if todo:  # splitting: `pending` counts only what is still to write
+                    self._in_flight = [rec for rest in reversed(todo) for rec in rest]
         except BaseException:
-            # Put the batch back in front, keeping the bound: oldest beyond it are dropped.
-            room = self._queue_size - len(self._queue)
-            keep = batch[-room:] if room > 0 else []
-            lost = len(batch) - len(keep)
-            if lost:
-                self.dropped += lost
-                metrics.DIAG_DROPPED.inc(lost)
-            self._queue.extendleft(reversed(keep))
+            self._put_back([rec for part in reversed(todo) for rec in part])
             raise
-        self.written += len(batch)
-        metrics.DIAG_QUEUED.set(len(self._queue))
+        finally:
+            self._in_flight = []
+            metrics.DIAG_QUEUED.set(len(self._queue))
+
+    async def _insert_bounded(self, batch: list[CallRecord]) -> None:
+        # Bounded: a half-open connection (packets dropped, no reset) would otherwise stall
+        # the writer until TCP keepalive gives up, while the queue fills and drops.
+        async with asyncio.timeout(self._write_timeout_s):
+            await self._insert(batch)
+
+    def _reject(self, rec: CallRecord, exc: BaseException) -> None:
+        self.rejected += 1
+        metrics.DIAG_REJECTED.inc()
+        self._waiting_since = time.monotonic()  # progress: the writer is not stuck on it
+        # The record's fields are call data: name it by id only, the reason by its class.
+        log.warning("call log: record %s (tier %s, code %s) refused by the database (%s); "
+                    "dropped", rec.id, rec.tier, rec.code, type(exc).__name__)
+
+    def _put_back(self, records: list[CallRecord]) -> None:
+        """Back in front of the queue, keeping the bound: the oldest beyond it are dropped."""
+        room = self._queue_size - len(self._queue)
+        keep = records[-room:] if room > 0 else []
+        lost = len(records) - len(keep)
+        if lost:
+            self.dropped += lost
+            metrics.DIAG_DROPPED.inc(lost)
+        self._queue.extendleft(reversed(keep))
 
     async def _insert(self, batch: list[CallRecord]) -> None:
         if self._copy:

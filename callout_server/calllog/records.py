@@ -1,14 +1,25 @@
-"""The record of one LLM call, as ops read it later."""
+"""The record of one LLM call, as ops read it later.
+
+A record carries text a client or a vendor chose (call_id, node_id, an error message), and
+PostgreSQL refuses some of it: a NUL byte, a lone UTF-16 surrogate (JSON `"\\ud800"`), a string
+longer than its column. `CallRecord.clean()` makes every value storable once, when the record
+is handed to the recorder, so one odd value can never fail a whole batch of inserts.
+"""
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from sqlalchemy import String
+
+from callout_server.calllog.models import LLMCallLog
 from callout_server.db.base import utcnow
 from callout_server.llm import Diagnostic, Usage, resolve_dialect
+from callout_server.validation import storable
 
 if TYPE_CHECKING:
     from callout_server.calllog.recorder import DiagnosticsRecorder
@@ -16,6 +27,45 @@ if TYPE_CHECKING:
 
 # Bounded so one pathological vendor message cannot bloat the log table.
 MAX_TEXT = 2000
+
+_INT32 = 2**31 - 1
+
+
+def _text_limits() -> dict[str, int]:
+    """Each text column's size in characters, from the table (Text columns: MAX_TEXT)."""
+    limits = {}
+    for column in LLMCallLog.__table__.columns:
+        if isinstance(column.type, String):  # Text is a String without a length
+            limits[column.name] = column.type.length or MAX_TEXT
+    return limits
+
+
+TEXT_LIMITS = _text_limits()
+FLOAT_COLUMNS = ("latency_ms", "ttft_ms")
+INT_COLUMNS = ("config_id", "prompt_tokens", "completion_tokens", "reasoning_tokens",
+               "max_tokens", "status")
+
+
+def storable_text(value: object, limit: int) -> str:
+    """`value` as text PostgreSQL takes: NUL and lone surrogates become U+FFFD, cut to `limit`."""
+    text = storable(value if isinstance(value, str) else str(value))
+    return text if len(text) <= limit else text[:limit]
+
+
+def _finite(value: object) -> float | None:
+    """NaN and ±Infinity are no latency: NULL (PostgreSQL would keep NaN, JSON cannot)."""
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _int32(value: object) -> int | None:
+    """Integer columns are 32-bit: a vendor's absurd token count becomes NULL, not an error."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    return value if -_INT32 - 1 <= value <= _INT32 else None
 
 
 @dataclass(slots=True)
@@ -57,14 +107,31 @@ class CallRecord:
         return cls(tier=tier, code=diagnostic.code, message=diagnostic.message,
                    advice=diagnostic.advice, **merged)
 
+    def clean(self) -> CallRecord:
+        """Make every value one the database accepts; the recorder calls it once per record.
+
+        Text columns lose NUL bytes and lone surrogates (U+FFFD in their place) and are cut
+        to their column's size; a float that is not finite, or an integer beyond 32 bits,
+        becomes NULL. Returns the record itself.
+        """
+        for name, limit in TEXT_LIMITS.items():
+            value = getattr(self, name)
+            if value is not None:
+                setattr(self, name, storable_text(value, limit))
+        for name in FLOAT_COLUMNS:
+            value = getattr(self, name)
+            if value is not None and not (type(value) is float and math.isfinite(value)):
+                setattr(self, name, _finite(value))
+        for name in INT_COLUMNS:
+            value = getattr(self, name)
+            if value is not None and not (type(value) is int and -_INT32 - 1 <= value <= _INT32):
+                setattr(self, name, _int32(value))
+        return self
+
     def row(self) -> dict[str, Any]:
         # Not dataclasses.asdict(): it deep-copies every value and cost ~20 µs a record,
         # paid ~1000 times a second by a busy worker's writer.
-        values = {name: getattr(self, name) for name in COLUMNS}
-        for key in ("message", "advice"):
-            if values[key] is not None:
-                values[key] = values[key][:MAX_TEXT]
-        return values
+        return {name: getattr(self, name) for name in COLUMNS}
 
     def values(self) -> tuple[Any, ...]:
         """The row as a tuple in COLUMNS order (for PostgreSQL's COPY)."""

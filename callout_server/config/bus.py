@@ -34,6 +34,8 @@ DbState = Literal["ok", "down"]
 
 _BACKOFF_MIN_S = 0.2
 _BACKOFF_MAX_S = 5.0
+# stop() waits this long for the loops; one still running after it is left behind, logged.
+_STOP_TIMEOUT_S = 5.0
 
 
 class ConfigSync:
@@ -53,6 +55,9 @@ class ConfigSync:
         self._tasks: list[asyncio.Task[None]] = []
         self._reloads: set[asyncio.Task[None]] = set()  # strong refs until done
         self._kick = asyncio.Event()
+        # Checked by the loops: on Python 3.11 a cancellation that lands as a wait_for's
+        # future completes (redis-py, drivers) can be swallowed, and a loop would go on.
+        self._stopping = False
 
     # -- lifecycle -----------------------------------------------------------------------
     async def start(self) -> None:
@@ -62,6 +67,7 @@ class ConfigSync:
             await asyncio.wait_for(self.store.refresh(), self.db_timeout_s * 2)
         except Exception as exc:
             self._db_failed(exc)
+        self._stopping = False
         if self.redis_url:
             self._publisher = aioredis.from_url(
                 self.redis_url, socket_connect_timeout=1.0, socket_timeout=1.0)
@@ -69,12 +75,20 @@ class ConfigSync:
         self._tasks.append(asyncio.create_task(self._poll_loop(), name="config-poll"))
 
     async def stop(self) -> None:
+        """Stop the loops, within `_STOP_TIMEOUT_S` whatever they are waiting on."""
+        self._stopping = True
+        self._kick.set()
         tasks = [*self._tasks, *self._reloads]
         for task in tasks:
             task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        if tasks:
+            done, pending = await asyncio.wait(tasks, timeout=_STOP_TIMEOUT_S)
+            for task in done:  # consumed, so no "exception was never retrieved" at exit
+                if not task.cancelled():
+                    task.exception()
+            for task in pending:
+                log.error("config sync: task %s did not stop; leaving it behind",
+                          task.get_name())
         self._tasks.clear()
         if self._publisher is not None:
             with contextlib.suppress(Exception):
@@ -110,19 +124,23 @@ class ConfigSync:
     async def _poll_loop(self) -> None:
         loop = asyncio.get_running_loop()
         last = loop.time()
-        while True:
+        while not self._stopping:
             # Fixed rate (the probe's own duration is not added to the interval), so a
             # change is seen at most one interval (+ one load) after it committed.
+            # asyncio.timeout, not wait_for: see `_stopping`.
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._kick.wait(),
-                                       max(0.0, last + self._poll_delay() - loop.time()))
+                async with asyncio.timeout(max(0.0, last + self._poll_delay() - loop.time())):
+                    await self._kick.wait()
             self._kick.clear()
+            if self._stopping:
+                return
             last = loop.time()
             try:
-                generation = await asyncio.wait_for(self._read_generation(), self.db_timeout_s)
+                async with asyncio.timeout(self.db_timeout_s):
+                    generation = await self._read_generation()
                 if generation != self.store.current.generation:
-                    await asyncio.wait_for(self.store.refresh(expected=generation),
-                                           self.db_timeout_s * 2)
+                    async with asyncio.timeout(self.db_timeout_s * 2):
+                        await self.store.refresh(expected=generation)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
@@ -137,12 +155,13 @@ class ConfigSync:
 
     async def _subscribe_loop(self) -> None:
         backoff = _BACKOFF_MIN_S
-        while True:
+        while not self._stopping:
             client = aioredis.from_url(self.redis_url, socket_connect_timeout=1.0,
                                        health_check_interval=2)
             pubsub = client.pubsub(ignore_subscribe_messages=True)
             try:
-                await asyncio.wait_for(pubsub.subscribe(self.channel), 2.0)
+                async with asyncio.timeout(2.0):
+                    await pubsub.subscribe(self.channel)
                 self._redis_ok()
                 backoff = _BACKOFF_MIN_S
                 self._kick.set()  # anything published while we were away: poll now
@@ -156,18 +175,21 @@ class ConfigSync:
                     await pubsub.aclose()
                 with contextlib.suppress(Exception):
                     await client.aclose()
+            if self._stopping:
+                return
             await asyncio.sleep(backoff)
             backoff = min(backoff * 2, _BACKOFF_MAX_S)
 
     async def _listen(self, pubsub: aioredis.client.PubSub) -> None:
         last_ping = time.monotonic()
-        while True:
+        while not self._stopping:
             message = await pubsub.get_message(timeout=1.0)
             if message is not None and message.get("type") == "message":
                 self._on_message(message.get("data"))
             if time.monotonic() - last_ping > 2.0:
                 # A silent half-open connection is found by a ping, not by waiting.
-                await asyncio.wait_for(pubsub.ping(), 2.0)
+                async with asyncio.timeout(2.0):
+                    await pubsub.ping()
                 last_ping = time.monotonic()
 
     def _on_message(self, data: bytes | str | None) -> None:

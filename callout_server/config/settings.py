@@ -156,6 +156,8 @@ class DiagnosticsSettings(_Section):
     queue_size: int = Field(10_000, ge=10)
     batch_size: int = Field(200, ge=1)
     flush_interval_s: float = Field(0.5, gt=0)
+    # Records waiting this long with no write succeeding: /healthz says the writer is stalled.
+    stalled_after_s: float = Field(30.0, gt=0)
 
 
 class Settings(_Section):
