@@ -14,7 +14,6 @@ import json
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from types import SimpleNamespace
 from typing import Any
 
 import httpx
@@ -105,7 +104,8 @@ def parse_frames(buf: str) -> tuple[list[tuple[str, dict[str, Any]]], str]:
 async def collect(run: TurnRun, on_event: Callable[[Event], Any] | None = None) -> list[Event]:
     events: list[Event] = []
     async for event in run.events():
-        ev = Event(event.name, event.data, time.perf_counter())
+        # As on the wire (api/sse.py), the name is inside the object too.
+        ev = Event(event.name, {"event": event.name, **event.data}, time.perf_counter())
         events.append(ev)
         if on_event is not None:
             result = on_event(ev)
@@ -162,7 +162,7 @@ def make_app(service: ChatService) -> FastAPI:
     app = FastAPI()
     install_error_handlers(app)
     app.include_router(router)
-    app.state.services = SimpleNamespace(chat=service)
+    app.state.components = {ChatService: service}
     app.dependency_overrides[require_service] = lambda: Principal("dialer", "service", "token")
     return app
 

@@ -6,6 +6,7 @@ The tiers yield `StreamEvent` values; this is the one place they become bytes.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -26,8 +27,11 @@ def sse_event(name: str, data: dict[str, Any]) -> bytes:
 
 
 async def sse_frames(events: AsyncIterator[StreamEvent]) -> AsyncIterator[bytes]:
-    async for event in events:
-        yield sse_event(event.name, event.data)
+    # aclosing: a client that goes away closes this generator, and with it the tier's, whose
+    # `finally` stops the generation at once (barge-in, disconnect) instead of at GC time.
+    async with contextlib.aclosing(events):  # type: ignore[type-var]
+        async for event in events:
+            yield sse_event(event.name, event.data)
 
 
 def sse_response(events: AsyncIterator[StreamEvent]) -> StreamingResponse:

@@ -86,7 +86,7 @@ class ConfigValues(BaseModel):
     enable_thinking: bool | None = None
     reasoning_effort: str | None = Field(None, pattern=r"^[a-z]{1,32}$")
     extra_params: dict[str, Any] = Field(default_factory=dict)
-    vendor: str | None = Field(None, pattern=r"^[a-z0-9][a-z0-9_.-]{0,63}$")
+    vendor: str | None = Field(None, max_length=64)  # a known dialect row (check_vendor)
 
 
 # The call parameters, in order; with `tier` and `is_active`, what an operator writes on a row.

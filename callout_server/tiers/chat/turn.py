@@ -40,11 +40,11 @@ from callout_server.llm.sentence_batcher import SentenceBatcher
 from callout_server.llm.sentences import join_sentences
 from callout_server.llm.speakable import speakable
 from callout_server.tiers.errors import TIMEOUT_CODES
+from callout_server.tiers.events import StreamEvent
 
 if TYPE_CHECKING:
     from callout_server.llm.stream import LLMStream
-    from callout_server.tiers.events import StreamEvent
-from callout_server.tiers.chat.session import ChatSession
+    from callout_server.tiers.chat.session import ChatSession
 
 log = logging.getLogger(__name__)
 
