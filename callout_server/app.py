@@ -15,17 +15,17 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from callout_server.api.console import mount_console
-from callout_server.api.deps import authenticate
 from callout_server.api.edge import EdgeMiddleware
 from callout_server.api.errors import install_error_handlers
-from callout_server.api.health import router as health_router
 from callout_server.api.metrics import router as metrics_router
 from callout_server.api.openapi import install_openapi
+from callout_server.auth.deps import authenticate
 from callout_server.auth.router import router as auth_router
 from callout_server.calllog.router import router as diagnostics_router
 from callout_server.config.router import router as config_router
 from callout_server.config.settings import Settings, load_settings
 from callout_server.connectivity.router import router as connectivity_router
+from callout_server.health import router as health_router
 from callout_server.services import Services
 from callout_server.tiers.chat.router import router as chat_router
 from callout_server.tiers.nlu.router import router as nlu_router

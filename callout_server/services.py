@@ -22,7 +22,6 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from callout_server.api.health import HealthCheck
 from callout_server.auth.service import AuthService
 from callout_server.calllog.metrics import CONFIG_GENERATION
 from callout_server.calllog.recorder import DiagnosticsRecorder
@@ -34,6 +33,7 @@ from callout_server.config.settings import Settings
 from callout_server.config.snapshot import ConfigStore, SnapshotLoader
 from callout_server.connectivity.service import ConnectionTester
 from callout_server.db.engine import Database
+from callout_server.health import HealthCheck
 from callout_server.llm import LLMClient
 from callout_server.tiers.chat.service import ChatService
 from callout_server.tiers.defaults import THINKING_DEFAULT

@@ -23,8 +23,8 @@ from argon2 import PasswordHasher
 from fastapi import APIRouter, Depends
 from sqlalchemy import event
 
-from callout_server.api.deps import Principal, require_admin, require_service
 from callout_server.auth import passwords
+from callout_server.auth.deps import Principal, require_admin, require_service
 from callout_server.auth.passwords import hash_password, verify_password
 from callout_server.auth.service import AuthService
 from callout_server.auth.throttle import FREE_ATTEMPTS, LoginThrottle

@@ -19,8 +19,8 @@ from typing import Any
 import httpx
 from fastapi import FastAPI
 
-from callout_server.api.deps import Principal, require_service
 from callout_server.api.errors import install_error_handlers
+from callout_server.auth.deps import Principal, require_service
 from callout_server.calllog.records import CallRecord
 from callout_server.config.settings import ChatSettings
 from callout_server.llm.client import LLMClient

@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 from fastapi.responses import StreamingResponse
 
-from callout_server.tiers.events import StreamEvent
+from callout_server.streams import StreamEvent
 
 SSE_HEADERS = {
     "Cache-Control": "no-cache",

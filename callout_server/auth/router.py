@@ -12,7 +12,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Request, Response
 from pydantic import BaseModel, Field
 
-from callout_server.api.deps import SESSION_COOKIE, Principal, authenticate, provide
+from callout_server.api.deps import provide
+from callout_server.auth.deps import SESSION_COOKIE, Principal, authenticate
 from callout_server.auth.service import AuthService
 from callout_server.validation import RequestModel
 

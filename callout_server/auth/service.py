@@ -31,6 +31,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from callout_server.auth.models import ApiToken, ConsoleSession, ConsoleUser
 from callout_server.auth.passwords import hash_password, verify_password, warm_up
+from callout_server.auth.settings import AuthSettings
 from callout_server.auth.throttle import LoginThrottle
 from callout_server.auth.tokens import (
     SCOPES,
@@ -41,7 +42,6 @@ from callout_server.auth.tokens import (
     hash_token,
     token_name,
 )
-from callout_server.config.settings import AuthSettings
 from callout_server.db.base import utcnow
 from callout_server.db.engine import Database, is_db_unavailable
 from callout_server.errors import ApiError, ServiceUnavailable, Unauthorized

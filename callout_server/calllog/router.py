@@ -6,8 +6,9 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query
 
-from callout_server.api.deps import Principal, provide, require_admin
+from callout_server.api.deps import provide
 from callout_server.api.params import BeforeId, Since, Until
+from callout_server.auth.deps import Principal, require_admin
 from callout_server.calllog.service import DiagnosticsQueries
 
 router = APIRouter(prefix="/api/admin/diagnostics", tags=["diagnostics"])

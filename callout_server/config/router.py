@@ -7,8 +7,9 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Response
 
-from callout_server.api.deps import Principal, provide, require_admin
+from callout_server.api.deps import provide
 from callout_server.api.params import RowId, Version
+from callout_server.auth.deps import Principal, require_admin
 from callout_server.config.schemas import (
     ActiveOut,
     LLMConfigCreate,

@@ -15,6 +15,7 @@ from typing import Any, Literal
 import tomli
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
+from callout_server.auth.settings import AuthSettings
 from callout_server.config.model import TIERS, Tier
 from callout_server.config.schemas import ConfigValues, call_values
 from callout_server.config.vendors import check_vendor
@@ -88,18 +89,6 @@ class RedisSettings(_Section):
     url: str = ""  # empty: single process, in-process bus
     channel_prefix: str = "callout"
     poll_interval_s: float = 3.0
-
-
-class AuthSettings(_Section):
-    admin_user: str = ""
-    admin_password: SecretStr = SecretStr("")
-    admin_token: SecretStr = SecretStr("")
-    service_token: SecretStr = SecretStr("")
-    secret_key: SecretStr = SecretStr("")
-    # Where a generated CALLOUT_SECRET_KEY is kept when none is set ("": beside the SQLite file).
-    secret_key_file: str = ""
-    session_ttl_s: int = 12 * 3600
-    cookie_secure: bool = False
 
 
 class LLMSection(_Section, ConfigValues):

@@ -6,8 +6,9 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends
 
-from callout_server.api.deps import Principal, provide, require_admin
+from callout_server.api.deps import provide
 from callout_server.api.params import RowId
+from callout_server.auth.deps import Principal, require_admin
 from callout_server.config.schemas import ConnectionTestResult
 from callout_server.connectivity.service import ConnectionTester
 

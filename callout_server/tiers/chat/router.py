@@ -12,8 +12,9 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Depends, Response
 from fastapi.responses import StreamingResponse
 
-from callout_server.api.deps import Principal, provide, require_service
+from callout_server.api.deps import provide
 from callout_server.api.sse import sse_response
+from callout_server.auth.deps import Principal, require_service
 from callout_server.tiers.chat.schemas import (
     CancelRequest,
     SessionCreate,

@@ -39,8 +39,8 @@ from callout_server.llm.events import Event, Finish, TextDelta, ToolCall
 from callout_server.llm.sentence_batcher import SentenceBatcher
 from callout_server.llm.sentences import join_sentences
 from callout_server.llm.speakable import speakable
+from callout_server.streams import StreamEvent
 from callout_server.tiers.errors import TIMEOUT_CODES
-from callout_server.tiers.events import StreamEvent
 
 if TYPE_CHECKING:
     from callout_server.llm.stream import LLMStream

@@ -6,7 +6,8 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends
 
-from callout_server.api.deps import Principal, provide, require_service
+from callout_server.api.deps import provide
+from callout_server.auth.deps import Principal, require_service
 from callout_server.tiers.nlu.schemas import DecideRequest, Decision
 from callout_server.tiers.nlu.service import NluService
 

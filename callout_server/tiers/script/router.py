@@ -7,9 +7,10 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Query, Response
 from fastapi.responses import StreamingResponse
 
-from callout_server.api.deps import Principal, provide, require_admin, require_service
+from callout_server.api.deps import provide
 from callout_server.api.params import BeforeId, RowId
 from callout_server.api.sse import sse_response
+from callout_server.auth.deps import Principal, require_admin, require_service
 from callout_server.tiers.script.drafts import DraftStore
 from callout_server.tiers.script.schemas import Draft, DraftUpdate, GenerateRequest, GenerateResult
 from callout_server.tiers.script.service import ScriptService

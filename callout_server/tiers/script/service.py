@@ -20,9 +20,9 @@ from callout_server.llm.diagnostics import Diagnostic, Locale
 from callout_server.llm.errors import LLMCallError
 from callout_server.llm.events import Finish, ReasoningDelta, TextDelta, Usage
 from callout_server.llm.request import LLMRequest
+from callout_server.streams import StreamEvent
 from callout_server.tiers.defaults import THINKING_DEFAULT
 from callout_server.tiers.errors import TIMEOUT_CODES, ModelCallFailed
-from callout_server.tiers.events import StreamEvent
 from callout_server.tiers.script.drafts import DraftStore
 from callout_server.tiers.script.prompt import build_messages
 from callout_server.tiers.script.schemas import GenerateRequest, GenerateResult
