@@ -140,8 +140,16 @@ def test_models_create_edit_conflict_and_test_connection(page: Any, console_serv
     row.get_by_role("button", name="测试连接: browser-nlu").click()
     result = page.get_by_test_id("test-result")
     result.get_by_test_id("test-status").wait_for(timeout=30_000)
-    assert "连接正常" in result.inner_text(), result.inner_text()
+    assert result.get_by_test_id("test-status").inner_text() == "连接正常", result.inner_text()
     assert "ms" in result.inner_text()
+    # What was tested, each with its verdict; the test's own small cap is no warning.
+    checks = result.get_by_test_id("test-checks")
+    assert checks.locator("[data-check]").evaluate_all(
+        "ls => ls.map(l => l.dataset.check + ':' + l.dataset.status)") == [
+        "reachable:ok", "auth:ok", "model:ok", "thinking:ok", "answer:ok"], checks.inner_text()
+    assert "已抑制" in checks.inner_text()
+    assert result.locator(".diag-box").count() == 0 and "truncated" not in result.inner_text()
+    page.get_by_test_id("detail-panel").scroll_into_view_if_needed()
     shot(page, "real-02-models-test-connection")
     assert not page.errors, page.errors
 

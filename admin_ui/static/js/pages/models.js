@@ -93,7 +93,8 @@ export function render(main) {
     let fresh = c;
     try { fresh = (await get(`/api/admin/llm-configs/${encodeURIComponent(c.id)}`)) || c; } catch { /* use the list copy */ }
     const saved = await openEditor({ config: fresh });
-    if (saved) { toast(t("saved", { name: saved.name, version: saved.version ?? "?" }), "ok"); refresh(); }
+    if (saved) toast(t("saved", { name: saved.name, version: saved.version ?? "?" }), "ok");
+    refresh();  // also after a cancel: a conflict may have shown someone else's newer version
   }
 
   async function activate(c, btn) {
@@ -129,13 +130,17 @@ export function render(main) {
     setBusy(btn, true, t("testing"));
     try {
       const r = (await post(`/api/admin/llm-configs/${encodeURIComponent(c.id)}/test`)) || {};
+      const checks = Array.isArray(r.checks) ? r.checks : [];
+      const notes = checks.filter((x) => x.status === "warn").length;
       replace(out, h("div", { class: "test-summary" },
-        badge(r.ok ? t("test_ok") : t("test_failed"), r.ok ? "ok" : "error", { "data-testid": "test-status" }),
+        badge(!r.ok ? t("test_failed") : notes ? t("test_ok_notes", { n: notes }) : t("test_ok"),
+          !r.ok ? "error" : notes ? "warn" : "ok", { "data-testid": "test-status" }),
         h("dl", { class: "kv-list inline" },
           h("div", { class: "kv" }, h("dt", {}, t("latency")), h("dd", {}, r.latency_ms == null ? "—" : `${fmtNum(r.latency_ms)} ms`)),
           h("div", { class: "kv" }, h("dt", {}, t("model")), h("dd", { class: "mono" }, r.model ?? "—")),
-          h("div", { class: "kv" }, h("dt", {}, t("thinking_suppressed")), h("dd", {},
+          checks.length ? null : h("div", { class: "kv" }, h("dt", {}, t("thinking_suppressed")), h("dd", {},
             r.thinking_suppressed === true ? t("yes") : r.thinking_suppressed === false ? t("no") : "—")))),
+        checks.length ? checkList(checks) : null,
         diagnosticBox(r.diagnostic));
     } catch (e) {
       replace(out, errorBanner(e), diagnosticBox(e.error?.diagnostic));
@@ -196,6 +201,21 @@ export function render(main) {
 
   refresh();
   return () => { alive = false; };
+}
+
+const CHECK_KIND = { ok: "ok", warn: "warn", fail: "error", info: "info", skipped: "neutral" };
+
+/** What the connection test checked, one line each: its verdict and what it means. */
+function checkList(checks) {
+  return h("ul", { class: "check-list", "data-testid": "test-checks" }, checks.map((x) => {
+    const key = x.status === "skipped" ? "chk_skipped_not_run" : `chk_${x.name}_${x.code}`;
+    const vars = x.values && typeof x.values === "object" ? x.values : {};
+    const text = t(key, vars) === key ? t("chk_see_diagnostic", { code: x.code }) : t(key, vars);
+    return h("li", { class: `check check-${x.status}`, "data-check": x.name, "data-status": x.status },
+      badge(t(`chk_status_${x.status}`), CHECK_KIND[x.status] || "neutral"),
+      h("span", { class: "check-name" }, t(`chk_${x.name}`)),
+      h("span", { class: "check-text" }, text));
+  }));
 }
 
 /** Tolerant revision shape: changes as {field: {old, new}}, [{field, old, new}], or field names. */
