@@ -73,6 +73,19 @@ def test_an_unreadable_config_is_one_line_too(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
 
 
+def test_log_settings_come_from_the_environment_and_are_checked() -> None:
+    from callout_server.config.settings import ConfigFileError, load_settings
+
+    base = {"CALLOUT_CONFIG": str(CONFIG)}
+    server = load_settings(env=base).server
+    assert (server.log_format, server.access_log, server.log_level) == ("text", False, "info")
+    server = load_settings(env={**base, "CALLOUT_LOG_FORMAT": "json", "CALLOUT_ACCESS_LOG": "true",
+                                "CALLOUT_LOG_LEVEL": "warning"}).server
+    assert (server.log_format, server.access_log, server.log_level) == ("json", True, "warning")
+    with pytest.raises(ConfigFileError, match="server.log_format"):
+        load_settings(env={**base, "CALLOUT_LOG_FORMAT": "xml"})
+
+
 def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
     action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     return dict(action.choices)
