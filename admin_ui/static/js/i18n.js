@@ -98,6 +98,13 @@ const zh = {
   chk_answer_cut_at_test_cap: "返回了回答；测试只读 {test_max_tokens} 个 token，在此截断属正常（配置为 {max_tokens}）",
   chk_answer_reasoning_used_test_cap: "思考用满了测试的 {test_max_tokens} token，尚未作答；配置的 {max_tokens} 留有余地",
   chk_skipped_not_run: "未检查：前一项未通过",
+  // console details (issue 12 item 8)
+  key_hint_new: "Key 只写不读：保存后只显示脱敏值。本地推理服务不需要 Key 时留空即可。",
+  key_hint_none: "还没有 Key：本地推理服务通常不需要；需要时点「设置 Key」。",
+  key_set: "设置 Key", key_skip: "不设置 Key",
+  since_invalid: "请按 YYYY-MM-DD HH:mm 填写，例如 2026-12-01 09:30",
+  rev_value: "值", key_set_on_create: "（已设置 Key）",
+  nlu_result_empty: "填好意图、槽位和客户话语后点「识别」：决策 JSON 与延迟显示在这里。",
 };
 
 const en = {
@@ -190,6 +197,13 @@ const en = {
   chk_answer_cut_at_test_cap: "An answer came back; the test reads only {test_max_tokens} tokens, so a cut there is expected (configured: {max_tokens})",
   chk_answer_reasoning_used_test_cap: "Reasoning filled the test's {test_max_tokens} tokens before an answer; the configured {max_tokens} leaves more room",
   chk_skipped_not_run: "Not run: an earlier check did not pass",
+  // console details (issue 12 item 8)
+  key_hint_new: "Keys are write-only: after saving only the masked value is shown. Leave it empty for a local server that needs none.",
+  key_hint_none: "No key yet: local servers usually need none; use “Set key” when yours does.",
+  key_set: "Set key", key_skip: "Don't set a key",
+  since_invalid: "Use YYYY-MM-DD HH:mm, e.g. 2026-12-01 09:30",
+  rev_value: "Value", key_set_on_create: "(key set)",
+  nlu_result_empty: "Fill in intents, slots and the utterance, then press Decide: the decision JSON and latency appear here.",
 };
 
 const DICTS = { zh, en };
