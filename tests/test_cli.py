@@ -82,7 +82,7 @@ def test_log_settings_come_from_the_environment_and_are_checked() -> None:
     server = load_settings(env={**base, "CALLOUT_LOG_FORMAT": "json", "CALLOUT_ACCESS_LOG": "true",
                                 "CALLOUT_LOG_LEVEL": "warning"}).server
     assert (server.log_format, server.access_log, server.log_level) == ("json", True, "warning")
-    with pytest.raises(ConfigFileError, match="server.log_format"):
+    with pytest.raises(ConfigFileError, match=r"server\.log_format"):
         load_settings(env={**base, "CALLOUT_LOG_FORMAT": "xml"})
 
 

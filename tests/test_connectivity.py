@@ -8,6 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
+from callout_server.connectivity.checks import Probe, judge
+from callout_server.llm import Diagnostic
 from tests.fixtures.database import ADMIN_HEADERS, free_port, llm_config_body
 
 URL = "/api/admin/llm-configs"
@@ -146,3 +150,24 @@ async def test_reasoning_filling_the_operators_budget_is_a_failure(app_client, e
     assert _checks(result)["answer"] == ("fail", "truncated_by_reasoning")
     assert result["diagnostic"]["code"] == "truncated_by_reasoning"
     assert result["diagnostic"]["max_tokens"] == 200
+
+
+PROBE = Probe(model="m", has_key=True, max_tokens=300, test_max_tokens=16, thinking=False)
+
+
+@pytest.mark.parametrize(("status", "detail", "failed"), [
+    (404, "The model `m` does not exist.", ("model", "not_found")),
+    (400, "Model not exist.", ("model", "not_found")),                       # DashScope
+    (400, "模型不存在，请检查模型代码。", ("model", "not_found")),              # Z.AI
+    (404, 'model "m" not found, try pulling it first', ("model", "not_found")),  # Ollama
+    # A refused parameter that names the model is not a missing model.
+    (400, "Unsupported parameter: 'temperature' is not supported with this model.",
+     ("answer", "upstream_error")),
+    (404, "404 page not found", ("reachable", "not_found")),
+    (429, "Rate limit reached", ("answer", "upstream_error")),
+    (403, "forbidden", ("auth", "rejected")),
+])
+def test_which_check_a_vendor_error_fails(status: int, detail: str, failed: tuple[str, str]) -> None:
+    verdict = judge(Diagnostic.make("upstream_error", status=status, detail=detail), PROBE)
+    bad = [(c.name, c.code) for c in verdict.checks if c.status == "fail"]
+    assert bad == [failed] and verdict.ok is False and verdict.diagnostic is not None

@@ -8,7 +8,8 @@ in the order they depend on each other (a failed one leaves the later ones `skip
 - `reachable`  the base URL answered as an API (fails on connect errors, timeouts, a 404
                that is not about the model: usually a base URL without `/v1`);
 - `auth`       the key was accepted (fails on 401/403);
-- `model`      the model name is served (fails on a 400/404 naming the model);
+- `model`      the model name is served (fails on a 404 naming the model, or a 400 saying
+               that the model does not exist);
 - `thinking`   thinking suppressed as configured (warns when reasoning came back anyway);
 - `answer`     the model produced an answer.
 
@@ -183,8 +184,18 @@ def _reasoning_seen(text: str, tokens: int | None) -> bool:
     return bool(text.strip()) or bool(tokens)
 
 
+# How vendors say a model name is unknown (OpenAI/vLLM/Ollama 404; DashScope, SiliconFlow,
+# DeepSeek, Z.AI 400). A 400 that merely mentions the model ("temperature is not supported
+# with this model") is a refused parameter, not a missing model.
+_MISSING = ("not found", "not_found", "does not exist", "not exist", "unknown model",
+            "invalid model", "no such model", "模型不存在")
+
+
 def _names_model(diag: Diagnostic) -> bool:
-    return "model" in (diag.detail or "").lower()
+    detail = (diag.detail or "").lower()
+    if "model" not in detail and "模型" not in detail:
+        return False
+    return diag.status == 404 or any(word in detail for word in _MISSING)
 
 
 def _numbers(diag: Diagnostic) -> dict[str, Any]:
