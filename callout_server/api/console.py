@@ -1,4 +1,5 @@
-"""The admin web console: `GET /admin` renders the single-page shell, `/admin/static` serves it.
+"""The admin web console: `GET /admin` renders the single-page shell, `/admin/static` serves it,
+`GET /` redirects to it.
 
 The console is a hash-routed page of vanilla ES modules under `admin_ui/` (no build step).
 It talks only to the JSON API, with the session cookie and an `X-CSRF-Token` header.
@@ -83,6 +84,11 @@ def build_router(ui_dir: Path | None = None) -> APIRouter:
             version=__version__, asset=asset, static_prefix=STATIC_PREFIX,
         )
         return HTMLResponse(html, headers=SECURITY_HEADERS)
+
+    @router.get("/")
+    async def root() -> Response:
+        # A newcomer opens the server's address: the console is what there is to see.
+        return RedirectResponse("/admin", status_code=307)
 
     @router.get("/admin/index.html")
     async def console_alias() -> Response:

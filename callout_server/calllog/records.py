@@ -8,11 +8,13 @@ is handed to the recorder, so one odd value can never fail a whole batch of inse
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from sqlalchemy import String
 
@@ -145,6 +147,44 @@ COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(CallRecord))
 
 TOKEN_KEYS = ("prompt_tokens", "completion_tokens", "reasoning_tokens")
 
+calls_log = logging.getLogger("callout_server.calls")
+# A barge-in or a hang-up cancels calls all day long: that is no failure.
+QUIET_CODES = frozenset({"cancelled"})
+MAX_LOGGED_DETAIL = 200
+
+
+def endpoint_of(base_url: str) -> str:
+    """host[:port] of a base URL: never its user:password part, path or query."""
+    try:
+        parts = urlsplit(base_url)
+        host, port = parts.hostname or "", parts.port
+    except ValueError:
+        return "?"
+    if ":" in host:
+        host = f"[{host}]"
+    return f"{host}:{port}" if port else host
+
+
+def log_failure(rec: CallRecord, cfg: LLMConfig, diagnostic: Diagnostic) -> None:
+    """One structured line per failed model call, for ops reading the server log.
+
+    The fields are what a record holds, plus the endpoint's host; never the key (the client
+    scrubs it from `detail`), never prompts or answers. The text is short; everything else
+    is a field (`extra`): JSON lines carry them as keys, text lines as key=value.
+    """
+    detail = diagnostic.detail
+    if detail is not None and len(detail) > MAX_LOGGED_DETAIL:
+        detail = detail[:MAX_LOGGED_DETAIL] + "…"
+    fields = {
+        "event": "model_call_failed", "code": rec.code, "tier": rec.tier,
+        "config_id": cfg.id, "config_name": cfg.name, "endpoint": endpoint_of(cfg.base_url),
+        "model": rec.model, "vendor": rec.vendor, "latency_ms": rec.latency_ms,
+        "status": rec.status, "finish_reason": rec.finish_reason, "max_tokens": rec.max_tokens,
+        "call_id": rec.call_id, "node_id": rec.node_id, "detail": detail,
+    }
+    calls_log.warning("model call failed: %s", rec.code,
+                      extra={k: v for k, v in fields.items() if v is not None})
+
 
 def record_call(recorder: DiagnosticsRecorder | None, tier: str, cfg: LLMConfig,
                 diagnostic: Diagnostic | None, *, started: float,
@@ -161,8 +201,6 @@ def record_call(recorder: DiagnosticsRecorder | None, tier: str, cfg: LLMConfig,
     the diagnostic left empty. Returns the diagnostic carrying its record id, which the
     caller hands on so ops can find the record.
     """
-    if recorder is None:
-        return diagnostic
     rec = CallRecord.from_diagnostic(
         tier, diagnostic, model=cfg.model, config_id=cfg.id,
         vendor=vendor or resolve_dialect(cfg).name,
@@ -174,6 +212,10 @@ def record_call(recorder: DiagnosticsRecorder | None, tier: str, cfg: LLMConfig,
     for key, value in fields.items():
         if value is not None and getattr(rec, key) is None:
             setattr(rec, key, value)
+    if diagnostic is not None and diagnostic.code not in QUIET_CODES:
+        log_failure(rec, cfg, diagnostic)
+    if recorder is None:
+        return diagnostic
     record_id = recorder.record(rec)
     if diagnostic is None or record_id is None:
         return diagnostic

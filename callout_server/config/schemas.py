@@ -194,9 +194,21 @@ class ActiveOut(BaseModel):
     tiers: dict[str, ActiveTierOut]
 
 
+class ConnectionCheck(BaseModel):
+    """One thing the test request showed (connectivity/checks.py): a code and its numbers."""
+
+    name: Literal["reachable", "auth", "model", "thinking", "answer"]
+    status: Literal["ok", "warn", "fail", "info", "skipped"]
+    code: str
+    values: dict[str, Any] = {}
+
+
 class ConnectionTestResult(BaseModel):
     ok: bool
     latency_ms: int | None
     model: str
     thinking_suppressed: bool | None
+    # Only what the operator can act on: never the test's own small output cap.
     diagnostic: dict[str, Any] | None
+    checks: list[ConnectionCheck] = []
+    test_max_tokens: int | None = None  # the test's own output cap

@@ -58,6 +58,8 @@ class ServerSettings(_Section):
     # --forwarded-allow-ips): "" trusts none, so a client cannot pick its own address
     # (the login throttle counts per address). Comma-separated IPs/CIDRs, or "*".
     forwarded_allow_ips: str = ""
+    log_format: Literal["text", "json"] = "text"  # json: one JSON object per log line
+    access_log: bool = False  # a line per request (uvicorn's); off: it costs the hot path
 
     def body_limit(self, path: str) -> int:
         return self.nlu_max_body_bytes if path.startswith("/api/nlu/") else self.max_body_bytes
@@ -188,6 +190,9 @@ ENV_OVERRIDES: dict[str, tuple[str, str]] = {
     "CALLOUT_POLL_INTERVAL_S": ("redis", "poll_interval_s"),
     "CALLOUT_FORWARDED_ALLOW_IPS": ("server", "forwarded_allow_ips"),
     "CALLOUT_MAX_BODY_BYTES": ("server", "max_body_bytes"),
+    "CALLOUT_LOG_FORMAT": ("server", "log_format"),
+    "CALLOUT_ACCESS_LOG": ("server", "access_log"),
+    "CALLOUT_LOG_LEVEL": ("server", "log_level"),
 }
 
 
@@ -197,6 +202,18 @@ def _apply_override(data: dict[str, Any], dotted: str, value: Any) -> None:
     for section in sections:
         node = node.setdefault(section, {})
     node[key] = value
+
+
+def _not_found(file: Path, path: object, env: dict[str, str]) -> str:
+    """Which path was tried, where it came from, and how to name another."""
+    if path:
+        source = "given with --config"
+    elif env.get("CALLOUT_CONFIG"):
+        source = "from CALLOUT_CONFIG"
+    else:
+        source = f"the default ./config.toml, relative to the current directory {Path.cwd()}"
+    return (f"config file not found: {file.absolute()} ({source}); point at one with "
+            f"--config PATH or CALLOUT_CONFIG=PATH")
 
 
 def load_settings(path: str | os.PathLike[str] | None = None,
@@ -212,7 +229,10 @@ def load_settings(path: str | os.PathLike[str] | None = None,
     try:
         raw = tomli.loads(file.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
-        raise ConfigFileError(f"config file not found: {file}") from exc
+        raise ConfigFileError(_not_found(file, path, env)) from exc
+    except OSError as exc:  # a directory, no permission: name the path and the reason
+        raise ConfigFileError(f"cannot read config file {file.absolute()}: "
+                              f"{exc.strerror or exc}") from exc
     except tomli.TOMLDecodeError as exc:
         raise ConfigFileError(f"{file}: invalid TOML: {exc}") from exc
     data = interpolate(raw, env)

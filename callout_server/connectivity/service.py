@@ -6,11 +6,23 @@ import dataclasses
 import time
 from collections.abc import Mapping
 
-from callout_server.config.schemas import ConnectionTestResult
+from callout_server.config.schemas import ConnectionCheck, ConnectionTestResult
 from callout_server.config.service import ConfigService
-from callout_server.llm import LLMCallError, LLMClient, LLMRequest, effective_thinking
+from callout_server.connectivity.checks import Probe, judge
+from callout_server.llm import (
+    Completion,
+    Diagnostic,
+    LLMCallError,
+    LLMClient,
+    LLMRequest,
+    effective_thinking,
+)
 
 TEST_PROMPT = "ping"
+# The test's own output cap: a few tokens prove an answer when thinking is off; with
+# thinking on, room for a reasoning preamble. Never more than the operator's max_tokens.
+ANSWER_CAP = 16
+THINKING_CAP = 512
 
 
 class ConnectionTester:
@@ -25,19 +37,25 @@ class ConnectionTester:
         cfg = await self._configs.resolve(config_id)
         request = LLMRequest(messages=[{"role": "user", "content": TEST_PROMPT}],
                              default_thinking=self._thinking_defaults.get(cfg.tier))
-        # Room for a reasoning preamble when thinking may run, else a token-sized answer.
         thinking = effective_thinking(cfg, request)
-        request = dataclasses.replace(
-            request, max_tokens=16 if thinking is False else min(cfg.max_tokens, 512))
+        cap = min(cfg.max_tokens, ANSWER_CAP if thinking is False else THINKING_CAP)
+        request = dataclasses.replace(request, max_tokens=cap)
+        shape = Probe(model=cfg.model, has_key=bool(cfg.api_key), max_tokens=cfg.max_tokens,
+                          test_max_tokens=cap, thinking=thinking)
         started = time.monotonic()
+        outcome: Completion | Diagnostic
         try:
-            completion = await self._llm.complete(cfg, request)
+            outcome = await self._llm.complete(cfg, request)
+            latency_ms = int(outcome.latency_ms)
+            model = outcome.model or cfg.model
         except LLMCallError as exc:
-            return ConnectionTestResult(
-                ok=False, latency_ms=int((time.monotonic() - started) * 1000), model=cfg.model,
-                thinking_suppressed=None, diagnostic=exc.diagnostic.to_dict())
-        suppressed = None if completion.thinking is None else completion.thinking is False
-        diagnostic = completion.diagnostic.to_dict() if completion.diagnostic else None
-        return ConnectionTestResult(ok=True, latency_ms=int(completion.latency_ms),
-                                    model=completion.model or cfg.model,
-                                    thinking_suppressed=suppressed, diagnostic=diagnostic)
+            outcome = exc.diagnostic
+            latency_ms = int((time.monotonic() - started) * 1000)
+            model = cfg.model
+        verdict = judge(outcome, shape)
+        return ConnectionTestResult(
+            ok=verdict.ok, latency_ms=latency_ms, model=model,
+            thinking_suppressed=verdict.thinking_suppressed,
+            diagnostic=verdict.diagnostic.to_dict() if verdict.diagnostic else None,
+            checks=[ConnectionCheck(**c.to_dict()) for c in verdict.checks],
+            test_max_tokens=cap)

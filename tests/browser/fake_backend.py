@@ -228,12 +228,26 @@ async def activate(cid: int) -> Response:
 async def test_config(cid: int) -> dict[str, Any]:
     c = S.configs[cid]
     await asyncio.sleep(0.15)
+    def check(name: str, status: str, code: str, **values: Any) -> dict[str, Any]:
+        return {"name": name, "status": status, "code": code, "values": values}
+
+    reached = [check("reachable", "ok", "answered"), check("auth", "ok", "accepted"),
+               check("model", "ok", "served", configured=c["model"], served=c["model"])]
     if "think" in c["model"]:
-        return {"ok": False, "latency_ms": 812, "model": c["model"], "thinking_suppressed": False,
-                "diagnostic": {"code": "truncated_by_reasoning", "message": "模型思考链消耗了全部 max_tokens",
-                               "advice": "调大 max_tokens 或关闭思考模式", "finish_reason": "length",
-                               "max_tokens": c["max_tokens"], "reasoning_tokens": c["max_tokens"]}}
-    return {"ok": True, "latency_ms": 143, "model": c["model"], "thinking_suppressed": True, "diagnostic": None}
+        cap = min(c["max_tokens"], 16)
+        return {"ok": True, "latency_ms": 812, "model": c["model"], "thinking_suppressed": False,
+                "test_max_tokens": cap, "checks": [
+                    *reached, check("thinking", "warn", "not_suppressed", reasoning_seen=True,
+                                    reasoning_tokens=cap),
+                    check("answer", "info", "reasoning_used_test_cap", test_max_tokens=cap,
+                          max_tokens=c["max_tokens"])],
+                "diagnostic": None}
+    return {"ok": True, "latency_ms": 143, "model": c["model"], "thinking_suppressed": True,
+            "test_max_tokens": 16, "checks": [
+                *reached, check("thinking", "ok", "suppressed", reasoning_seen=False),
+                check("answer", "ok", "cut_at_test_cap", chars=12, test_max_tokens=16,
+                      max_tokens=c["max_tokens"])],
+            "diagnostic": None}
 
 
 @app.get("/api/admin/llm-configs/{cid}/revisions")

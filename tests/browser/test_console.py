@@ -140,9 +140,28 @@ def test_models_create_edit_conflict_and_test_connection(page: Any, console_serv
     row.get_by_role("button", name="测试连接: browser-nlu").click()
     result = page.get_by_test_id("test-result")
     result.get_by_test_id("test-status").wait_for(timeout=30_000)
-    assert "连接正常" in result.inner_text(), result.inner_text()
+    assert result.get_by_test_id("test-status").inner_text() == "连接正常", result.inner_text()
     assert "ms" in result.inner_text()
+    # What was tested, each with its verdict; the test's own small cap is no warning.
+    checks = result.get_by_test_id("test-checks")
+    assert checks.locator("[data-check]").evaluate_all(
+        "ls => ls.map(l => l.dataset.check + ':' + l.dataset.status)") == [
+        "reachable:ok", "auth:ok", "model:ok", "thinking:ok", "answer:ok"], checks.inner_text()
+    assert "已抑制" in checks.inner_text()
+    assert result.locator(".diag-box").count() == 0 and "truncated" not in result.inner_text()
+    page.locator(".toast").last.wait_for(state="detached", timeout=10_000)  # a clear picture
+    page.get_by_test_id("detail-panel").scroll_into_view_if_needed()
     shot(page, "real-02-models-test-connection")
+    # The same checks in English.
+    page.get_by_role("button", name="English").click()
+    row.get_by_role("button", name="Test connection: browser-nlu").click()
+    status = result.get_by_test_id("test-status")
+    status.filter(has_text="Connection OK").wait_for(timeout=30_000)
+    assert "Suppressed: no reasoning came back" in result.inner_text()
+    assert "the test reads only 16 tokens" in result.inner_text()
+    page.get_by_test_id("detail-panel").scroll_into_view_if_needed()
+    shot(page, "real-02-models-test-connection-en")
+    page.get_by_role("button", name="中文").click()
     assert not page.errors, page.errors
 
 
@@ -265,4 +284,99 @@ def test_playground_nlu_and_streamed_chat_with_cancel(page: Any, console_server:
     end.wait_for(timeout=15_000)
     assert end.get_attribute("data-reason") == "cancelled"
     shot(page, "real-04-playground-chat")
+    assert not page.errors, page.errors
+
+
+def test_console_details_for_a_first_time_operator(page: Any, console_server: str, emulator: Any) -> None:
+    """Key hints that fit the case, no rollback of a creation, an empty result that says what
+    comes, one date format, and a 1024 px laptop where nothing is squeezed or out of line."""
+    require_route(console_server, "GET", "/api/admin/llm-configs", "model configuration admin API")
+    model = emulator.unique_model("qwen3.5-2b")
+    emulator.script_sync(model, {"content": "好的，我明白您的意思了。我们会尽快安排专人跟进。"})
+    name = f"details-{int(time.time() * 1000) % 100000}"
+    with admin(console_server) as c:
+        created = c.post("/api/admin/llm-configs", json=llm_config_body(
+            name=name, model=model, base_url=emulator.base_url("vllm"), max_tokens=4, is_active=True)).json()
+        assert c.put(f"/api/admin/llm-configs/{created['id']}", json={
+            "version": created["version"], "max_tokens": 6}).status_code == 200
+        r = c.post("/api/nlu/decide", json={"call_id": "details-1", "utterance": "好的",
+                                            "intents": [{"name": "agree"}], "fallback_intent": "agree"})
+        assert r.json()["fallback"] is True  # truncated at 6 tokens: a record for the list
+    page.set_viewport_size({"width": 1024, "height": 768})
+    login(page, console_server)
+
+    # Create: nothing to keep yet, so no "leave it to keep the key".
+    page.get_by_role("button", name="+ 新建配置").click()
+    dlg = page.locator("dialog[open]")
+    hint = dlg.get_by_test_id("key-hint").inner_text()
+    assert "留空" in hint and "保留原 Key" not in hint, hint
+    dlg.get_by_role("button", name="取消").click()
+    # Edit a configuration without a key: "set", not "replace" or "keep".
+    row = page.locator(f"tr:has(th .cell-name:text-is('{name}'))")
+    row.get_by_role("button", name=f"编辑: {name}").click()
+    dlg = page.locator("dialog[open]")
+    assert "还没有 Key" in dlg.get_by_test_id("key-hint").inner_text()
+    assert dlg.get_by_role("button", name="设置 Key").count() == 1
+    assert dlg.get_by_role("button", name="更换 Key").count() == 0
+    dlg.get_by_role("button", name="取消").click()
+
+    # History: the update can be rolled back, the creation cannot (it has no earlier values).
+    row.get_by_role("button", name=f"修改历史: {name}").click()
+    revs = page.get_by_test_id("revisions")
+    revs.locator(".revision").first.wait_for()
+    assert revs.locator(".revision[data-revision-version='2'] button", has_text="回滚此修改").count() == 1
+    first = revs.locator(".revision[data-revision-version='1']")
+    assert first.locator("button").count() == 0
+    assert first.locator("thead th").all_inner_texts() == ["字段", "值"]
+
+    # 1024 px: the configurations table fits, its action buttons line up from row to row,
+    # and the actions cell is still a table cell (its separator in line with the others).
+    table_wrap = page.locator(".table-wrap:has([data-testid=configs-table])")
+    shot(page, "real-05-models-1024")
+    assert table_wrap.evaluate("el => el.scrollWidth <= el.clientWidth + 1")
+    xs = page.locator("[data-testid=configs-table] .act-test").evaluate_all(
+        "bs => bs.map(b => Math.round(b.getBoundingClientRect().left))")
+    assert len(xs) >= 2 and len(set(xs)) == 1, xs
+    assert page.locator("[data-testid=configs-table] td:has(.cell-actions)").first.evaluate(
+        "td => getComputedStyle(td).display") == "table-cell"
+    shot(page, "real-05-models-1024")
+
+    # Diagnostics: one date format whatever the browser's, checked before it is sent.
+    sent: list[str] = []
+    page.on("request", lambda req: sent.append(req.url) if "/api/admin/diagnostics?" in req.url else None)
+    page.goto(f"{console_server}/admin#/ai/diagnostics")
+    since = page.get_by_label("起始时间")
+    assert since.get_attribute("type") == "text" and since.get_attribute("placeholder") == "YYYY-MM-DD HH:mm"
+    page.locator("tr.diag-row").first.wait_for(timeout=15_000)
+    since.fill("12/01/2026")
+    page.get_by_role("button", name="查询").click()
+    page.locator(".field-error", has_text="YYYY-MM-DD HH:mm").wait_for()
+    since.fill("2026-12-01 09:30")
+    page.get_by_role("button", name="查询").click()
+    page.wait_for_function("() => !document.querySelector('.field-error:not([hidden])')")
+    expect(page.locator(".list-status")).not_to_be_empty()
+    assert any("since=2026-12-01T01%3A30%3A00.000Z" in u for u in sent), sent  # Asia/Shanghai
+    # ... and the message column keeps its room at 1024 px (the model moves under the code).
+    page.goto(f"{console_server}/admin#/ai/diagnostics?model={model}")
+    message = page.locator("tr.diag-row td.cell-message").first
+    message.wait_for(timeout=15_000)
+    assert message.evaluate("td => td.getBoundingClientRect().width") >= 240
+    assert page.locator("tr.diag-row .narrow-only").first.is_visible()
+    shot(page, "real-05-diagnostics-1024")
+
+    # Playground: before the first run the result says what will appear there; a slot's
+    # description keeps its width, and enum values get a line of their own.
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.goto(f"{console_server}/admin#/ai/playground")
+    assert "决策 JSON 与延迟显示在这里" in page.get_by_test_id("nlu-result").inner_text()
+    desc = page.locator("[data-testid=slot-rows] input[name=slot_desc]").first
+    assert desc.evaluate("el => el.getBoundingClientRect().width") >= 150
+    assert desc.evaluate("el => el.scrollWidth <= el.clientWidth")  # 客户方便的时间 fits
+    page.locator("[data-testid=slot-rows] select[name=slot_type]").first.select_option("enum")
+    values = page.locator("[data-testid=slot-rows] input[name=slot_values]").first
+    assert values.is_visible()
+    assert values.evaluate("el => el.getBoundingClientRect().top") > desc.evaluate(
+        "el => el.getBoundingClientRect().bottom")
+    assert desc.evaluate("el => el.getBoundingClientRect().width") >= 150
+    shot(page, "real-05-playground-empty")
     assert not page.errors, page.errors

@@ -25,7 +25,10 @@ export function render(main, ctx) {
     options: [{ value: "", label: t("all") }, ...CODES.map((x) => ({ value: x, label: x }))] });
   const fModel = field({ label: t("model"), name: "model", value: q.get("model") || "", attrs: { autocomplete: "off", spellcheck: "false" } });
   const fCall = field({ label: t("call_id"), name: "call_id", value: q.get("call_id") || "", attrs: { autocomplete: "off", spellcheck: "false" } });
-  const fSince = field({ label: t("since"), name: "since", type: "datetime-local", value: q.get("since") || "" });
+  // A text field in one fixed format: a datetime-local input shows the browser's own
+  // (often mm/dd/yyyy), whatever language the console speaks.
+  const fSince = field({ label: t("since"), name: "since", value: q.get("since") || "",
+    attrs: { placeholder: "YYYY-MM-DD HH:mm", autocomplete: "off", spellcheck: "false", inputmode: "numeric" } });
   const fLimit = field({ label: t("limit"), name: "limit", value: q.get("limit") || "50",
     options: ["20", "50", "100", "200"].map((x) => ({ value: x, label: x })) });
   const filters = [fTier, fCode, fModel, fCall, fSince, fLimit];
@@ -40,7 +43,7 @@ export function render(main, ctx) {
   const table = h("table", { class: "table diag-table", "data-testid": "diag-table" },
     h("caption", { class: "sr-only" }, t("records")),
     h("thead", {}, h("tr", {}, [t("time"), t("tier"), t("code"), t("model"), t("call_id"), t("latency"), t("tokens"), t("message")]
-      .map((x) => h("th", { scope: "col" }, x)))),
+      .map((x, i) => h("th", { scope: "col", class: i === 3 ? "col-model" : null }, x)))),
     tbody);
   const olderBtn = h("button", { type: "button", class: "btn", hidden: true, onclick: () => loadRecords(true) }, t("older"));
 
@@ -58,9 +61,9 @@ export function render(main, ctx) {
   let selected = null;
 
   function filterValues() {
-    const since = fSince.input.value ? new Date(fSince.input.value) : null;
+    const since = parseLocalTime(fSince.input.value);
     return { tier: fTier.input.value, code: fCode.input.value, model: fModel.input.value.trim(), call_id: fCall.input.value.trim(),
-      since: since && !Number.isNaN(since.getTime()) ? since.toISOString() : "", limit: fLimit.input.value };
+      since: since ? since.toISOString() : "", limit: fLimit.input.value };
   }
   function persist() {
     ctx.setQuery({ window: windowSel === "1h" ? "" : windowSel, tier: fTier.input.value, code: fCode.input.value,
@@ -103,10 +106,11 @@ export function render(main, ctx) {
       ? [`${r.completion_tokens ?? "—"} / ${r.max_tokens ?? "—"}`,
         r.reasoning_tokens ? h("div", { class: "cell-sub", title: "reasoning_tokens" }, `reasoning ${r.reasoning_tokens}`) : null] : "—";
     return h("tr", { class: `diag-row code-${codeKind(r.code)}${trunc ? " row-truncated" : ""}`, "data-record-id": r.id, "data-code": r.code || "" },
-      h("td", { class: "nowrap" }, open),
+      h("td", { class: "cell-time" }, open),
       h("td", {}, SHORT_TIER[r.tier] ?? r.tier ?? "—"),
-      h("td", {}, trunc ? badge(`⚠ ${r.code}`, "warn", { class: "badge badge-strong", title: t("truncation_badge") }) : codeBadge(r.code)),
-      h("td", { class: "mono" }, r.model ?? "—"),
+      h("td", {}, trunc ? badge(`⚠ ${r.code}`, "warn", { class: "badge badge-strong", title: t("truncation_badge") }) : codeBadge(r.code),
+        h("div", { class: "cell-sub mono narrow-only" }, r.model ?? "")),
+      h("td", { class: "mono col-model" }, r.model ?? "—"),
       h("td", { class: "mono" }, r.call_id ?? "—", r.node_id ? h("div", { class: "cell-sub" }, r.node_id) : null),
       h("td", { class: "num" }, r.latency_ms == null ? "—" : `${fmtNum(r.latency_ms)} ms`),
       h("td", { class: "num" }, tokens),
@@ -149,10 +153,32 @@ export function render(main, ctx) {
     heading.focus();
   }
 
-  form.addEventListener("submit", (ev) => { ev.preventDefault(); persist(); loadRecords(false); });
+  form.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const bad = fSince.input.value.trim() !== "" && parseLocalTime(fSince.input.value) === null;
+    fSince.setError(bad ? t("since_invalid") : "");
+    if (bad) { fSince.input.focus(); return; }
+    persist();
+    loadRecords(false);
+  });
   loadSummary();
   loadRecords(false);
   return () => { alive = false; };
+}
+
+/**
+ * "YYYY-MM-DD", "YYYY-MM-DD HH:mm[:ss]" (also with "T" or "/"), in the browser's time zone,
+ * as a Date; null when it is not such a time.
+ */
+export function parseLocalTime(text) {
+  const m = String(text || "").trim().match(/^(\d{4})[-/](\d{1,2})[-/](\d{1,2})(?:[ T](\d{1,2}):(\d{2})(?::(\d{2}))?)?$/);
+  if (!m) return null;
+  const [y, mo, d, hh = "0", mi = "0", ss = "0"] = m.slice(1);
+  const at = new Date(Number(y), Number(mo) - 1, Number(d), Number(hh), Number(mi), Number(ss));
+  // new Date() rolls 2026-02-31 over into March: such a date was not a date.
+  if (at.getFullYear() !== Number(y) || at.getMonth() !== Number(mo) - 1 || at.getDate() !== Number(d)
+    || at.getHours() !== Number(hh) || at.getMinutes() !== Number(mi)) return null;
+  return at;
 }
 
 /** Tolerant summary shape: tiers as {tier: {...}} or [{tier, ...}]; codes as {code: n} or [{code, count}]. */

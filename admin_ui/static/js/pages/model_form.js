@@ -104,7 +104,9 @@ function buildForm(body, config, defaultTier, done, vendors) {
   const keyArea = h("div", { class: "key-area" });
   f.api_key = { row: keyArea, input: keyInput.input, setError: keyInput.setError };
   const renderKey = () => {
-    if (!editing) { replace(keyArea, keyInput.row, h("p", { class: "field-hint" }, t("key_hint"))); return; }
+    // Nothing to keep on create, or on a configuration that has no key yet.
+    if (!editing) { replace(keyArea, keyInput.row, h("p", { class: "field-hint", "data-testid": "key-hint" }, t("key_hint_new"))); return; }
+    const hasKey = c.has_api_key !== false && !!c.api_key_masked;
     const maskedId = nextId("masked");
     const masked = h("output", { id: maskedId, class: "key-masked mono", "data-testid": "api-key-masked" },
       c.has_api_key === false || !c.api_key_masked ? t("key_none") : c.api_key_masked);
@@ -114,8 +116,8 @@ function buildForm(body, config, defaultTier, done, vendors) {
     } }, label);
     const clearBtn = c.has_api_key !== false && c.api_key_masked ? btn(t("key_clear"), "clear", "btn btn-sm btn-danger-outline") : null;
     // Once the host moved, "keep" is no choice: a new key, or none.
-    const buttons = keyMode === "keep" ? [btn(t("key_replace"), "set"), clearBtn]
-      : !hostMoved ? btn(t("key_keep"), "keep")
+    const buttons = keyMode === "keep" ? [btn(hasKey ? t("key_replace") : t("key_set"), "set"), clearBtn]
+      : !hostMoved ? btn(hasKey ? t("key_keep") : t("key_skip"), "keep")
         : keyMode === "set" ? clearBtn : btn(t("key_replace"), "set");
     const display = h("div", { class: "field" }, h("span", { class: "label", id: `${maskedId}-l` }, t("api_key")),
       h("div", { class: "key-row", role: "group", "aria-labelledby": `${maskedId}-l` }, masked, buttons));
@@ -123,7 +125,7 @@ function buildForm(body, config, defaultTier, done, vendors) {
       hostMoved && keyMode !== "clear" ? h("p", { class: "banner banner-warn", role: "status", "data-testid": "key-host-changed" }, t("key_host_changed")) : null,
       keyMode === "set" ? keyInput.row : null,
       keyMode === "clear" ? h("p", { class: "banner banner-warn", role: "status" }, t("key_will_clear")) : null,
-      keyMode === "keep" ? h("p", { class: "field-hint" }, t("key_hint")) : null);
+      keyMode === "keep" ? h("p", { class: "field-hint", "data-testid": "key-hint" }, hasKey ? t("key_hint") : t("key_hint_none")) : null);
   };
   renderKey();
   // Moving to another host switches to "enter a key" and says why; moving back restores "keep".

@@ -11,6 +11,7 @@ const KEY_FIELDS = new Set(["api_key", "api_key_masked", "has_api_key", "api_key
 const WRITABLE = ["tier", "name", "base_url", "model", "api_style", "timeout_s", "max_tokens", "temperature",
   "enable_thinking", "reasoning_effort", "extra_params"];
 
+const SHORT_TIER = { nlu: "NLU", chat: "Chat", script: "Script" };
 const items = (body) => (Array.isArray(body) ? body : Array.isArray(body?.items) ? body.items : []);
 const show = (v) => (v === null || v === undefined ? "null" : typeof v === "object" ? JSON.stringify(v) : String(v));
 
@@ -71,29 +72,34 @@ export function render(main) {
   }
 
   function row(c) {
-    const act = (label, fn, cls = "btn btn-sm") => h("button", { type: "button", class: cls,
+    // Each action has its own grid slot, so the buttons line up from row to row (an active
+    // configuration leaves "activate" empty instead of shifting the others).
+    const act = (slot, label, fn, cls = "btn btn-sm") => h("button", { type: "button", class: `${cls} act-${slot}`,
       "aria-label": `${label === t("test_short") ? t("test") : label}: ${c.name}`, onclick: (ev) => fn(ev.currentTarget) }, label);
     return h("tr", { "data-config-id": c.id, class: c.is_active ? "row-active" : "" },
       h("th", { scope: "row" }, h("div", { class: "cell-name" }, c.name), h("div", { class: "cell-sub mono truncate", title: c.base_url }, c.base_url)),
-      h("td", {}, tierLabel(c.tier)),
-      h("td", { class: "mono" }, c.model, c.vendor ? h("div", { class: "cell-sub" }, c.vendor) : null),
+      h("td", { class: "nowrap", title: tierLabel(c.tier) }, SHORT_TIER[c.tier] ?? tierLabel(c.tier)),
+      h("td", { class: "mono cell-model" }, c.model, c.vendor ? h("div", { class: "cell-sub" }, c.vendor) : null),
       h("td", { class: "mono" }, c.has_api_key === false || !c.api_key_masked ? h("span", { class: "muted" }, t("key_none")) : c.api_key_masked),
       h("td", {}, c.is_active ? badge(t("active"), "ok") : badge(t("inactive"), "neutral"),
         h("div", { class: "cell-sub", "data-testid": "config-version" }, `${t("version")} ${c.version ?? "?"}`)),
       h("td", {}, h("div", {}, fmtTime(c.updated_at)), c.updated_by ? h("div", { class: "cell-sub" }, c.updated_by) : null),
-      h("td", { class: "cell-actions" },
-        act(t("edit"), () => edit(c)),
-        c.is_active ? null : act(t("activate"), (b) => activate(c, b)),
-        act(t("test_short"), (b) => test(c, b)),
-        act(t("history"), () => history(c)),
-        act(t("delete"), () => remove(c), "btn btn-sm btn-danger-outline")));
+      h("td", {}, h("div", { class: "cell-actions" },
+        act("edit", t("edit"), () => edit(c)),
+        act("test", t("test_short"), (b) => test(c, b)),
+        act("history", t("history"), () => history(c)),
+        // An active configuration keeps the slot's size (hidden), so every row's grid is the same.
+        c.is_active ? h("span", { class: "btn btn-sm act-activate act-placeholder", "aria-hidden": "true" }, t("activate"))
+          : act("activate", t("activate"), (b) => activate(c, b)),
+        act("delete", t("delete"), () => remove(c), "btn btn-sm btn-danger-outline"))));
   }
 
   async function edit(c) {
     let fresh = c;
     try { fresh = (await get(`/api/admin/llm-configs/${encodeURIComponent(c.id)}`)) || c; } catch { /* use the list copy */ }
     const saved = await openEditor({ config: fresh });
-    if (saved) { toast(t("saved", { name: saved.name, version: saved.version ?? "?" }), "ok"); refresh(); }
+    if (saved) toast(t("saved", { name: saved.name, version: saved.version ?? "?" }), "ok");
+    refresh();  // also after a cancel: a conflict may have shown someone else's newer version
   }
 
   async function activate(c, btn) {
@@ -129,13 +135,17 @@ export function render(main) {
     setBusy(btn, true, t("testing"));
     try {
       const r = (await post(`/api/admin/llm-configs/${encodeURIComponent(c.id)}/test`)) || {};
+      const checks = Array.isArray(r.checks) ? r.checks : [];
+      const notes = checks.filter((x) => x.status === "warn").length;
       replace(out, h("div", { class: "test-summary" },
-        badge(r.ok ? t("test_ok") : t("test_failed"), r.ok ? "ok" : "error", { "data-testid": "test-status" }),
+        badge(!r.ok ? t("test_failed") : notes ? t("test_ok_notes", { n: notes }) : t("test_ok"),
+          !r.ok ? "error" : notes ? "warn" : "ok", { "data-testid": "test-status" }),
         h("dl", { class: "kv-list inline" },
           h("div", { class: "kv" }, h("dt", {}, t("latency")), h("dd", {}, r.latency_ms == null ? "—" : `${fmtNum(r.latency_ms)} ms`)),
           h("div", { class: "kv" }, h("dt", {}, t("model")), h("dd", { class: "mono" }, r.model ?? "—")),
-          h("div", { class: "kv" }, h("dt", {}, t("thinking_suppressed")), h("dd", {},
+          checks.length ? null : h("div", { class: "kv" }, h("dt", {}, t("thinking_suppressed")), h("dd", {},
             r.thinking_suppressed === true ? t("yes") : r.thinking_suppressed === false ? t("no") : "—")))),
+        checks.length ? checkList(checks) : null,
         diagnosticBox(r.diagnostic));
     } catch (e) {
       replace(out, errorBanner(e), diagnosticBox(e.error?.diagnostic));
@@ -154,7 +164,10 @@ export function render(main) {
   }
 
   function revisionItem(c, r) {
-    const restorable = r.changes.filter((x) => ROLLBACK_FIELDS.includes(x.field) && x.hasOld);
+    // A creation has no earlier values to go back to (its "old" side is empty).
+    const created = r.action === "create";
+    const restorable = created ? []
+      : r.changes.filter((x) => ROLLBACK_FIELDS.includes(x.field) && x.hasOld);
     const rb = restorable.length ? h("button", { type: "button", class: "btn btn-sm", onclick: (ev) => rollback(c, r, restorable, ev.currentTarget) }, t("rollback")) : null;
     const actionKey = `action_${r.action}`;
     return h("li", { class: "revision", "data-revision-version": r.version ?? "" },
@@ -164,11 +177,14 @@ export function render(main) {
         h("span", { class: "revision-actor" }, r.actor || "—"),
         h("time", { datetime: r.at || "" }, fmtTime(r.at)), rb),
       r.changes.length ? h("table", { class: "table table-compact" },
-        h("thead", {}, h("tr", {}, [t("field"), t("old_value"), t("new_value")].map((x) => h("th", { scope: "col" }, x)))),
+        // A creation has only values: no "old" column of nulls to cross out.
+        h("thead", {}, h("tr", {}, (created ? [t("field"), t("rev_value")] : [t("field"), t("old_value"), t("new_value")])
+          .map((x) => h("th", { scope: "col" }, x)))),
         h("tbody", {}, r.changes.map((x) => h("tr", {},
           h("th", { scope: "row", class: "mono" }, x.field),
-          KEY_FIELDS.has(x.field) ? h("td", { colspan: 2, class: "muted" }, t("key_changed"))
-            : [h("td", { class: "mono diff-old" }, x.hasOld ? show(x.old) : "—"), h("td", { class: "mono diff-new" }, x.hasNew ? show(x.new) : "—")]))))
+          KEY_FIELDS.has(x.field) ? h("td", { colspan: created ? 1 : 2, class: "muted" }, created ? t("key_set_on_create") : t("key_changed"))
+            : [created ? null : h("td", { class: "mono diff-old" }, x.hasOld ? show(x.old) : "—"),
+              h("td", { class: "mono diff-new" }, x.hasNew ? show(x.new) : "—")]))))
         : null);
   }
 
@@ -196,6 +212,21 @@ export function render(main) {
 
   refresh();
   return () => { alive = false; };
+}
+
+const CHECK_KIND = { ok: "ok", warn: "warn", fail: "error", info: "info", skipped: "neutral" };
+
+/** What the connection test checked, one line each: its verdict and what it means. */
+function checkList(checks) {
+  return h("ul", { class: "check-list", "data-testid": "test-checks" }, checks.map((x) => {
+    const key = x.status === "skipped" ? "chk_skipped_not_run" : `chk_${x.name}_${x.code}`;
+    const vars = x.values && typeof x.values === "object" ? x.values : {};
+    const text = t(key, vars) === key ? t("chk_see_diagnostic", { code: x.code }) : t(key, vars);
+    return h("li", { class: `check check-${x.status}`, "data-check": x.name, "data-status": x.status },
+      badge(t(`chk_status_${x.status}`), CHECK_KIND[x.status] || "neutral"),
+      h("span", { class: "check-name" }, t(`chk_${x.name}`)),
+      h("span", { class: "check-text" }, text));
+  }));
 }
 
 /** Tolerant revision shape: changes as {field: {old, new}}, [{field, old, new}], or field names. */

@@ -58,7 +58,8 @@ function renderNlu(panel) {
   const utter = field({ label: t("utterance"), name: "utterance", type: "textarea", value: "明天下午三点以后都可以", required: true, attrs: { rows: 2 } });
   const nodeId = field({ label: t("node_id"), name: "node_id", value: "playground" });
   const status = h("div", { class: "form-status", role: "alert" });
-  const result = h("div", { class: "result", "aria-live": "polite", "data-testid": "nlu-result" });
+  const result = h("div", { class: "result", "aria-live": "polite", "data-testid": "nlu-result" },
+    h("p", { class: "empty result-empty" }, t("nlu_result_empty")));
   const submit = h("button", { type: "submit", class: "btn btn-primary" }, t("decide"));
 
   const refreshFallback = () => {
@@ -84,11 +85,12 @@ function renderNlu(panel) {
     const ty = field({ label: t("slot_type"), name: "slot_type", value: type, options: SLOT_TYPES.map((x) => ({ value: x, label: x })) });
     const v = field({ label: t("slot_values"), name: "slot_values", value: values, attrs: { autocomplete: "off" } });
     const d = field({ label: t("slot_desc"), name: "slot_desc", value: desc, attrs: { autocomplete: "off" } });
-    const sync = () => { v.row.hidden = ty.input.value !== "enum"; };
-    ty.input.addEventListener("change", sync);
-    sync();
+    // The enum values get a line of their own under the slot, so the description keeps its width.
+    const sync = () => { v.row.hidden = ty.input.value !== "enum"; row.classList.toggle("has-values", !v.row.hidden); };
     const row = h("div", { class: "row-item row-slot" }, n.row, ty.row, d.row, v.row);
     row.append(removeBtn(row, t("slots")));
+    ty.input.addEventListener("change", sync);
+    sync();
     slotRows.append(row);
     if (focus) n.input.focus();
   }
