@@ -8,6 +8,7 @@ from collections.abc import Mapping
 
 from callout_server.config.schemas import ConnectionTestResult
 from callout_server.config.service import ConfigService
+from callout_server.i18n import current
 from callout_server.llm import LLMCallError, LLMClient, LLMRequest, effective_thinking
 
 TEST_PROMPT = "ping"
@@ -35,9 +36,9 @@ class ConnectionTester:
         except LLMCallError as exc:
             return ConnectionTestResult(
                 ok=False, latency_ms=int((time.monotonic() - started) * 1000), model=cfg.model,
-                thinking_suppressed=None, diagnostic=exc.diagnostic.to_dict())
+                thinking_suppressed=None, diagnostic=exc.diagnostic.to_dict(current()))
         suppressed = None if completion.thinking is None else completion.thinking is False
-        diagnostic = completion.diagnostic.to_dict() if completion.diagnostic else None
+        diagnostic = completion.diagnostic.to_dict(current()) if completion.diagnostic else None
         return ConnectionTestResult(ok=True, latency_ms=int(completion.latency_ms),
                                     model=completion.model or cfg.model,
                                     thinking_suppressed=suppressed, diagnostic=diagnostic)
