@@ -34,8 +34,8 @@ MESSAGES: dict[str, tuple[str, str]] = {
     # -- who is calling -------------------------------------------------------------------
     "bearer_expected": ("认证头格式应为 'Authorization: Bearer <token>'",
                         "expected 'Authorization: Bearer <token>'"),
-    "invalid_token": ("bearer token 无效", "invalid bearer token"),
-    "auth_required": ("需要认证：bearer token 或控制台会话",
+    "invalid_token": ("Bearer token 无效", "invalid bearer token"),
+    "auth_required": ("需要认证：Bearer token 或控制台会话",
                       "authentication required: a bearer token or a console session"),
     "session_expired": ("控制台会话已过期或已退出登录",
                         "the console session has expired or was signed out"),
@@ -86,24 +86,24 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "window_too_long_field": ("最长 90d", "at most 90d"),
     # -- chat -----------------------------------------------------------------------------
     "session_not_found": (
-        "本 worker 上没有 call_id 为「{call_id}」的对话会话（已过期、已删除，或请求到了另一个 worker）",
+        "本工作进程上没有 call_id 为「{call_id}」的对话会话（已过期、已删除，或请求到了另一个工作进程）",
         "no chat session for call_id '{call_id}' on this worker "
         "(expired, deleted, or the request reached another worker)"),
     "session_exists": ("call_id 为「{call_id}」的对话会话已存在，要重新开始请先 DELETE 它",
                        "a chat session for call_id '{call_id}' already exists; "
                        "DELETE it first to start over"),
-    "stale_turn": ("turn「{turn_id}」已不是最新一轮", "turn '{turn_id}' is no longer the newest turn"),
-    "stale_revision": ("turn「{turn_id}」的 revision {revision} 不比已有的 revision {known} 新",
+    "stale_turn": ("轮次「{turn_id}」已不是最新的一轮", "turn '{turn_id}' is no longer the newest turn"),
+    "stale_revision": ("轮次「{turn_id}」的修订号 {revision} 不比已有的 {known} 新",
                        "turn '{turn_id}' revision {revision} is not newer than revision {known}"),
     "unknown_tool_call": ("没有 call_id 为「{call_id}」的待处理工具调用",
                           "no pending tool call with call_id '{call_id}'"),
     "too_many_sessions": (
-        "本 worker 已有 {limit} 个对话会话（[chat] max_sessions）；请用 DELETE 结束已完成的通话，或增加 worker",
+        "本工作进程已有 {limit} 个对话会话（[chat] max_sessions）；请用 DELETE 结束已完成的通话，或增加工作进程",
         "this worker already holds {limit} chat sessions ([chat] max_sessions); "
         "end finished calls with DELETE, or add workers"),
     "too_many_session_bytes": (
-        "本 worker 的会话提示词和工具已占 {limit} 字节（[chat] max_sessions_bytes）；"
-        "请用 DELETE 结束已完成的通话，或增加 worker",
+        "本工作进程的会话提示词和工具已占 {limit} 字节（[chat] max_sessions_bytes）；"
+        "请用 DELETE 结束已完成的通话，或增加工作进程",
         "this worker already holds {limit} bytes of session prompts and tools "
         "([chat] max_sessions_bytes); end finished calls with DELETE, or add workers"),
     "chat_internal_error": ("对话服务内部错误，本轮回复已结束", "internal error in the chat service"),
@@ -143,10 +143,12 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "names_unique": ("{kind}：名称不能重复", "{kind}: names must be unique"),
     "fallback_not_offered": ("fallback_intent 必须是提供的意图之一",
                              "fallback_intent must be one of the offered intents"),
-    "tool_parameters_object": ("parameters 必须是 type 为 'object' 的 JSON Schema",
+    "tool_parameters_object": ("parameters 必须是类型为 'object' 的 JSON Schema",
                                "parameters must be a JSON schema of type 'object'"),
     "duplicate_functions": ("函数名重复：{names}", "duplicate function names {names}"),
     "output_too_long": ("output 超过 {limit} 个字符", "output longer than {limit} characters"),
+    # -- config.toml (read at start-up) ----------------------------------------------------
+    "llm_section_missing": ("缺少 [llm.{tier}] 段", "missing [llm.{tier}] section"),
 }
 
 # Separators that join rendered pieces (a field and its message, several messages).
