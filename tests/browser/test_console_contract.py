@@ -173,7 +173,8 @@ def test_models_test_connection_history_rollback_activate_delete(page: Any, fake
     result = page.get_by_test_id("test-result")
     result.get_by_test_id("test-status").wait_for()
     assert "连接失败" in result.inner_text()
-    assert "调大 max_tokens 或关闭思考模式" in result.inner_text() and "truncated_by_reasoning" in result.inner_text()
+    assert "调大 max_tokens 或关闭思考模式" in result.inner_text() and "思考耗尽预算" in result.inner_text()
+    assert result.locator("[data-code=truncated_by_reasoning]").count() == 1  # the code, for ops
     shot(page, "02-models-test-connection")
 
     # edit twice, then roll the max_tokens change back

@@ -150,7 +150,8 @@ function boot() {
   document.getElementById("lang-toggle").addEventListener("click", () => {
     setLang(getLang() === "zh" ? "en" : "zh");
   });
-  onLangChange(() => { applyStatic(); render(); });
+  // Toasts were worded in the old language: drop them rather than leave it on screen.
+  onLangChange(() => { replace(document.getElementById("toasts")); applyStatic(); render(); });
   document.getElementById("logout-btn").addEventListener("click", logout);
   onUnauthorized(() => {
     if (!session.me) return;

@@ -56,7 +56,7 @@ const zh = {
   p50: "P50", p90: "P90", p99: "P99", no_data: "暂无数据", codes_chart: "{tier} 各结果码数量",
   filters: "筛选", code: "结果码", call_id: "通话 ID", since: "起始时间", limit: "每页",
   apply: "查询", reset: "重置", records: "记录", time: "时间", node_id: "节点",
-  tokens: "Tokens", older: "加载更早的记录", no_records: "没有符合条件的记录。",
+  tokens: "Token 数", older: "加载更早的记录", no_records: "没有符合条件的记录。",
   end_of_records: "已到最早的记录。", record_detail: "记录详情 #{id}",
   truncation_badge: "截断", finish_reason: "finish_reason", completion_tokens: "completion_tokens",
   reasoning_tokens: "reasoning_tokens", prompt_tokens: "prompt_tokens", ttft_ms: "首字延迟",
