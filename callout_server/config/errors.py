@@ -34,7 +34,8 @@ class NameConflict(Conflict):
 
     def __init__(self, tier: str, name: str) -> None:
         super().__init__(msg("name_conflict", tier=tier, name=name),
-                         fields=[{"field": "name", "message": msg("name_taken")}])
+                         fields=[{"field": "name", "code": "name_conflict",
+                                  "message": msg("name_taken")}])
 
 
 class DatabaseUnavailable(ServiceUnavailable):
@@ -58,4 +59,5 @@ class ApiKeyRequired(UnprocessableEntity):
 
     def __init__(self) -> None:
         super().__init__(msg("api_key_required"),
-                         fields=[{"field": "api_key", "message": msg("api_key_required_field")}])
+                         fields=[{"field": "api_key", "code": "api_key_required",
+                                  "message": msg("api_key_required_field")}])
