@@ -19,6 +19,7 @@ from callout_server.app import create_app
 from callout_server.calllog.recorder import DiagnosticsRecorder
 from callout_server.calllog.records import CallRecord
 from callout_server.calllog.repository import record_dict
+from callout_server.i18n import using
 from callout_server.llm import Diagnostic
 from tests.fixtures.calllog import stored
 from tests.fixtures.database import (
@@ -30,7 +31,9 @@ from tests.fixtures.database import (
     llm_config_body,
     reset_tables,
 )
+from tests.test_chat_support import collect, make_service, new_session, read_sse, the_end, turn
 from tests.test_nlu_support import decide, nlu_app
+from tests.test_scripts_support import end_of, script_app
 
 URL = "/api/admin/llm-configs"
 HAN = re.compile("[\u4e00-\u9fff]")
@@ -260,3 +263,32 @@ async def test_both_write_paths_keep_the_reason_and_its_numbers(calllog_db) -> N
     assert en["message"] == ("The inference server answered an error (HTTP 200): malformed "
                              "stream chunk #3 (12 chars, event 'x\ufffd') (bad\ufffdbyte)")
     assert zh["message"].startswith("推理服务返回错误 (HTTP 200)：第 3 个流数据块格式错误")
+
+
+async def test_stream_end_events_speak_the_callers_language(
+        make_settings, pg_url, emulator) -> None:
+    """A chat turn's `end` error and a streamed script's `end` are worded for the caller."""
+    model = emulator.unique_model("chatm")
+    await emulator.script(model, {"content": "好。", "ttft_ms": 5000}, times=2)
+    h = await make_service(emulator, model, ttft_timeout_s=0.3, read_timeout_s=0.3)
+    try:
+        new_session(h)
+        with using("en"):  # what the edge does for a request with Accept-Language: en
+            run = turn(h, "t1", "hello")
+        end = the_end(await collect(run))
+        assert end["error"] == {"code": "timeout", "message": (
+            "The model request timed out: no token within 0.3s (time to first token)")}
+        end = the_end(await collect(turn(h, "t2", "喂")))  # no language asked: the service's
+        assert end["error"]["message"] == "模型请求超时：0.3 秒内没有收到第一个 token"
+    finally:
+        await h.close()
+
+    script_model = emulator.unique_model("deepseek-chat")
+    await emulator.script(script_model, {"content": "开场白", "finish_reason": "length"})
+    async with script_app(make_settings, pg_url, emulator, script_model) as c:
+        async with c.stream("POST", "/api/scripts/generate", json={"brief": "回访", "stream": True},
+                            headers={**SERVICE_HEADERS, **EN}) as r:
+            events = [ev async for ev in read_sse(r)]
+        end = end_of(events)
+        assert end["error"]["message"] == "The output hit the max_tokens limit (3000) and is incomplete"
+        assert end["diagnostic"]["advice"] == "Raise max_tokens"
