@@ -75,7 +75,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_error_handlers(app)
     install_openapi(app)
     app.add_middleware(EdgeMiddleware, body_limit=settings.server.body_limit,
-                       authenticate=authenticate)
+                       authenticate=authenticate, default_locale=settings.server.locale)
     app.include_router(health_router)
     app.include_router(auth_router)
     app.include_router(config_router)

@@ -22,6 +22,8 @@ from typing import Annotated, Any
 import orjson
 from pydantic import AfterValidator, BaseModel, ConfigDict, field_validator
 
+from callout_server.i18n import invalid
+
 MAX_JSON_DEPTH = 32
 MAX_JSON_BYTES = 64 * 1024
 # JSONB, orjson and the vendors' parsers take signed and unsigned 64-bit integers.
@@ -30,8 +32,6 @@ _INT_MIN, _INT_MAX = -(2**63), 2**64 - 1
 INT4_MAX = 2**31 - 1
 INT8_MAX = 2**63 - 1
 
-NUL_MESSAGE = "must not contain NUL characters"
-SURROGATE_MESSAGE = "must be valid Unicode (a lone surrogate such as \\ud800 is not)"
 REPLACEMENT = "\ufffd"
 _SURROGATES = re.compile("[\ud800-\udfff]")
 
@@ -49,9 +49,9 @@ def _has_lone_surrogate(text: str) -> bool:
 def check_text(value: str) -> str:
     """Text PostgreSQL can store: no NUL and no lone UTF-16 surrogate (JSON `"\\ud800"`)."""
     if "\x00" in value:
-        raise ValueError(NUL_MESSAGE)
+        raise invalid("nul_character")
     if _has_lone_surrogate(value):
-        raise ValueError(SURROGATE_MESSAGE)
+        raise invalid("lone_surrogate")
     return value
 
 
@@ -67,7 +67,8 @@ def storable(text: str) -> str:
 
 def check_json(value: Any, *, max_depth: int = MAX_JSON_DEPTH,
                max_bytes: int = MAX_JSON_BYTES) -> Any:
-    """`value` if it is plain JSON that every store and vendor takes, else ValueError.
+    """`value` if it is plain JSON that every store and vendor takes, else a ValueError
+    (`invalid(code)`, which pydantic reports under that code).
 
     Iterative, so a hostile nesting cannot exhaust the stack while we look at it.
     """
@@ -80,17 +81,17 @@ def check_json(value: Any, *, max_depth: int = MAX_JSON_DEPTH,
             continue
         elif isinstance(item, int):
             if not _INT_MIN <= item <= _INT_MAX:
-                raise ValueError("integers must fit in 64 bits")
+                raise invalid("int_too_big")
         elif isinstance(item, float):
             if not math.isfinite(item):
-                raise ValueError("NaN and Infinity are not JSON numbers")
+                raise invalid("not_finite")
         elif isinstance(item, dict | list):
             if depth > max_depth:
-                raise ValueError(f"nested deeper than {max_depth} levels")
+                raise invalid("json_too_deep", max_depth=max_depth)
             if isinstance(item, dict):
                 for key, sub in item.items():
                     if not isinstance(key, str):
-                        raise ValueError("object keys must be strings")
+                        raise invalid("json_key_not_string")
                     check_text(key)
                     stack.append((sub, depth + 1))
             else:
@@ -98,9 +99,9 @@ def check_json(value: Any, *, max_depth: int = MAX_JSON_DEPTH,
         elif isinstance(item, BaseModel):
             continue  # a nested model validated its own fields
         else:
-            raise ValueError(f"not a JSON value ({type(item).__name__})")
+            raise invalid("not_json_value", kind=type(item).__name__)
     if isinstance(value, dict | list) and len(orjson.dumps(value, default=_nested)) > max_bytes:
-        raise ValueError(f"larger than {max_bytes // 1024} KB once encoded")
+        raise invalid("json_too_large", kb=max_bytes // 1024)
     return value
 
 
@@ -131,7 +132,7 @@ def as_utc(value: datetime) -> datetime:
     try:
         return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
     except OverflowError as exc:
-        raise ValueError("date out of range") from exc
+        raise invalid("date_out_of_range") from exc
 
 
 UtcDatetime = Annotated[datetime, AfterValidator(as_utc)]

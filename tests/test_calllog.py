@@ -11,6 +11,7 @@ import pytest
 from callout_server.calllog import repository
 from callout_server.calllog.recorder import DiagnosticsRecorder
 from callout_server.calllog.records import CallRecord
+from callout_server.calllog.wording import worded
 from callout_server.db.base import utcnow
 from callout_server.db.engine import Database
 from callout_server.llm.diagnostics import Diagnostic
@@ -41,7 +42,10 @@ async def test_records_get_ids_before_they_are_written_and_land_in_batches(db: D
         assert sorted(r.id for r in rows) == sorted(ids)  # type: ignore[type-var]
         row = next(r for r in rows if r.call_id == "c7")
         assert (row.max_tokens, row.reasoning_tokens, row.finish_reason) == (300, 300, "length")
-        assert "max_tokens" in (row.message or "") and row.advice
+        # Stored as code + numbers, worded when read
+        assert row.message is None and row.advice is None
+        message, advice = worded(row, "en")
+        assert "max_tokens limit (300)" in (message or "") and advice
     finally:
         await recorder.stop()
 

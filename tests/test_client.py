@@ -186,14 +186,14 @@ async def test_echoed_key_is_scrubbed(client: LLMClient, upstream: Upstream) -> 
 async def test_total_timeout(client: LLMClient, upstream: Upstream) -> None:
     upstream.reply = slow_reply(WAIT_S, json_reply(chat_body()))
     err = await failure(client.complete(cfg(upstream, timeout_s=0.1), REQ))
-    assert err.code == "timeout" and "0.1" in (err.diagnostic.detail or "")
+    assert err.code == "timeout" and "0.1" in (err.diagnostic.detail_in("en") or "")
     assert_secret_free(err)
 
 
 async def test_server_hanging_up_is_an_upstream_error(client: LLMClient, upstream: Upstream) -> None:
     upstream.reply = hang_up
     err = await failure(client.complete(cfg(upstream), REQ))
-    assert err.code == "upstream_error" and "closed by the server" in (err.diagnostic.detail or "")
+    assert err.code == "upstream_error" and "closed by the server" in (err.diagnostic.detail_in("en") or "")
     assert isinstance(err.__cause__, aiohttp.ServerDisconnectedError)  # translated once, chained
     assert_secret_free(err)
 
@@ -230,7 +230,7 @@ async def test_malformed_body(client: LLMClient, upstream: Upstream) -> None:
     upstream.reply = status_reply(200, '{"choices": [{"message": {"content": "x',
                                   "application/json")
     err = await failure(client.complete(cfg(upstream), REQ))
-    assert err.code == "upstream_error" and "malformed" in err.diagnostic.message
+    assert err.code == "upstream_error" and "malformed" in err.diagnostic.message_in("en")
 
 
 async def test_truncated_by_reasoning_raises(client: LLMClient, upstream: Upstream) -> None:
@@ -348,7 +348,7 @@ async def test_stream_http_error(client: LLMClient, upstream: Upstream) -> None:
 async def test_stream_ttft_timeout_hangs_up(client: LLMClient, upstream: Upstream) -> None:
     script = upstream.reply = sse_reply([(0, sse(chunk(""))), (WAIT_S, sse(chunk("late")))])
     err = await failure(collect(client, upstream, ttft_timeout_s=0.1, read_timeout_s=5))
-    assert err.code == "timeout" and "first token" in (err.diagnostic.detail or "")
+    assert err.code == "timeout" and "first token" in (err.diagnostic.detail_in("en") or "")
     await asyncio.wait_for(script.disconnected.wait(), WAIT_S)
 
 
@@ -356,14 +356,14 @@ async def test_stream_stall_with_keepalives(client: LLMClient, upstream: Upstrea
     keepalives = [(0.05, b": keep-alive\n\n")] * 200
     upstream.reply = sse_reply([(0, sse(chunk("你"))), *keepalives, (0, sse(chunk("好", "stop")))])
     err = await failure(collect(client, upstream, read_timeout_s=0.3))
-    assert err.code == "timeout" and "keep-alive" in (err.diagnostic.detail or "")
+    assert err.code == "timeout" and "keep-alive" in (err.diagnostic.detail_in("en") or "")
 
 
 async def test_stream_malformed_chunk(client: LLMClient, upstream: Upstream) -> None:
     upstream.reply = sse_reply(
         [(0, sse(chunk("你"))), (0, b'data: {"choices": [{"delta": {"con\n\n')])
     d = (await failure(collect(client, upstream))).diagnostic
-    assert d.code == "upstream_error" and "malformed" in d.message and "con" not in (d.detail or "")
+    assert d.code == "upstream_error" and "malformed" in d.message_in("en") and "con" not in (d.detail or "")
 
 
 async def test_stream_eof_without_finish_is_a_disconnect(
@@ -371,13 +371,13 @@ async def test_stream_eof_without_finish_is_a_disconnect(
 ) -> None:
     upstream.reply = sse_reply([(0, sse(chunk("你")))])
     err = await failure(collect(client, upstream))
-    assert err.code == "upstream_error" and "closed" in (err.diagnostic.detail or "")
+    assert err.code == "upstream_error" and "closed" in (err.diagnostic.detail_in("en") or "")
 
 
 async def test_stream_server_hanging_up(client: LLMClient, upstream: Upstream) -> None:
     upstream.reply = hang_up
     err = await failure(collect(client, upstream))
-    assert err.code == "upstream_error" and "closed by the server" in (err.diagnostic.detail or "")
+    assert err.code == "upstream_error" and "closed by the server" in (err.diagnostic.detail_in("en") or "")
     assert_secret_free(err)
 
 

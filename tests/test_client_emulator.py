@@ -182,7 +182,7 @@ async def test_stall_with_keepalives_is_detected(emulator: Any, client: LLMClien
         async with s:
             async for event in s:
                 seen.append(event)
-    assert info.value.code == "timeout" and "stalled" in (info.value.diagnostic.detail or "")
+    assert info.value.code == "timeout" and "stalled" in (info.value.diagnostic.detail_in("en") or "")
     assert any(isinstance(e, TextDelta) for e in seen) and s.keepalives >= 3
 
 
@@ -191,7 +191,7 @@ async def test_ttft_timeout(emulator: Any, client: LLMClient) -> None:
     await emulator.script(model, {"content": "好", "ttft_ms": 1500})
     with pytest.raises(LLMCallError) as info:
         await drain(client.stream(cfg(emulator, "vllm", model), REQ, ttft_timeout_s=0.2))
-    assert info.value.code == "timeout" and "first token" in (info.value.diagnostic.detail or "")
+    assert info.value.code == "timeout" and "first token" in (info.value.diagnostic.detail_in("en") or "")
 
 
 async def test_ttft_measured(emulator: Any, client: LLMClient) -> None:
@@ -216,7 +216,7 @@ async def test_malformed_chunk(emulator: Any, client: LLMClient) -> None:
     await emulator.script(model, {"content": "您好您好", "malformed_after": 2})
     with pytest.raises(LLMCallError) as info:
         await drain(client.stream(cfg(emulator, "vllm", model), REQ))
-    assert info.value.code == "upstream_error" and "malformed" in info.value.diagnostic.message
+    assert info.value.code == "upstream_error" and "malformed" in info.value.diagnostic.message_in("en")
     await emulator.script(model, {"content": "您好", "malformed_after": 0})
     with pytest.raises(LLMCallError) as info:
         await client.complete(cfg(emulator, "vllm", model), REQ)

@@ -14,7 +14,13 @@ import httpx
 import pytest
 import pytest_asyncio
 
-from tests.fixtures.database import ADMIN_HEADERS, SERVICE_HEADERS, llm_config_body, reset_tables
+from tests.fixtures.database import (
+    ADMIN_HEADERS,
+    EN,
+    SERVICE_HEADERS,
+    llm_config_body,
+    reset_tables,
+)
 
 URL = "/api/admin/llm-configs"
 BIG_ID = 2**63  # one past BIGINT
@@ -73,7 +79,7 @@ def _fields(r: httpx.Response) -> list[str]:
 ])
 async def test_bad_extra_params_refused_before_anything_is_written(client, value, words) -> None:
     body = json.dumps(llm_config_body(extra_params=value), allow_nan=True)
-    r = await client.post(URL, content=body, headers={**ADMIN_HEADERS,
+    r = await client.post(URL, content=body, headers={**ADMIN_HEADERS, **EN,
                                                       "Content-Type": "application/json"})
     assert _fields(r) == ["extra_params"]
     assert words in r.json()["error"]["message"]
@@ -197,11 +203,14 @@ async def test_chunked_body_growing_past_the_limit_is_413(client) -> None:
 
 async def test_invalid_json_names_line_and_column(client) -> None:
     r = await client.post(URL, content=b'{\n  "tier": "nlu",\n  "name": oops\n}',
-                          headers={**ADMIN_HEADERS, "Content-Type": "application/json"})
+                          headers={**ADMIN_HEADERS, **EN, "Content-Type": "application/json"})
     assert r.status_code == 422
     err = r.json()["error"]
     assert err["fields"][0]["field"] == "body"
     assert "line 3 column 11" in err["message"]
+    zh = await client.post(URL, content=b'{\n  "tier": "nlu",\n  "name": oops\n}',
+                           headers={**ADMIN_HEADERS, "Content-Type": "application/json"})
+    assert "第 3 行第 11 列" in zh.json()["error"]["message"]  # [server] locale: zh
 
 
 # -- every error is the envelope -------------------------------------------------------------

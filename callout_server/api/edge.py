@@ -1,6 +1,7 @@
 """What every request passes before routing, as plain ASGI (no body buffering, streams intact).
 
-In order, each refusal answered in the contract's error envelope without reading the body:
+In order, each refusal answered in the contract's error envelope without reading the body
+(in the caller's language, negotiated first from `Accept-Language`):
 
     1. a NUL character in the path or a query value        -> 422 naming the parameter
     2. a declared body larger than the route's limit         -> 413 (Content-Length)
@@ -16,52 +17,63 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from urllib.parse import parse_qsl
 
-from fastapi import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from callout_server.api.errors import error_headers, validation_error_body
+from callout_server.api.errors import MessageHTTPException, error_headers, validation_error_body
+from callout_server.api.language import negotiate_request
 from callout_server.errors import ApiError
-from callout_server.validation import NUL_MESSAGE
+from callout_server.i18n import Locale, enter, leave, msg, text
 
 # Routes that take credentials in their body, or need none.
 PUBLIC_API_PATHS = frozenset({"/api/auth/login", "/api/auth/logout"})
 
 
-class BodyTooLarge(HTTPException):
+class BodyTooLarge(MessageHTTPException):
     def __init__(self, limit: int) -> None:
-        super().__init__(413, f"request body larger than {limit} bytes "
-                              "(see [server] max_body_bytes in docs/configuration.md)")
+        super().__init__(413, "payload_too_large", msg("payload_too_large", limit=limit))
 
 
 class EdgeMiddleware:
     def __init__(self, app: ASGIApp, *, body_limit: Callable[[str], int],
-                 authenticate: Callable[[Request], Awaitable[object]]) -> None:
+                 authenticate: Callable[[Request], Awaitable[object]],
+                 default_locale: Locale = "zh") -> None:
         self.app = app
         self.body_limit = body_limit
         self.authenticate = authenticate
+        self.default_locale: Locale = default_locale
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        # 0. the caller's language (Accept-Language, else [server] locale), for everything below
+        locale = negotiate_request(scope, self.default_locale)
+        token = enter(locale)
+        try:
+            await self._serve(scope, receive, send, locale)
+        finally:
+            leave(token)
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send, locale: Locale) -> None:
         bad = _nul_parameter(scope)
         if bad is not None:
-            body = validation_error_body([{"loc": (bad,), "msg": NUL_MESSAGE}])
-            await JSONResponse(body, status_code=422)(scope, receive, send)
+            fields = [{"field": bad, "code": "nul_character", "message": text("nul_character", locale)}]
+            await JSONResponse(validation_error_body(fields, locale), status_code=422)(
+                scope, receive, send)
             return
         path: str = scope["path"]
         limit = self.body_limit(path)
         declared = _content_length(scope)
         if declared is not None and declared > limit:
-            await _render(BodyTooLarge(limit), scope, receive, send)
+            await _render(BodyTooLarge(limit), scope, receive, send, locale)
             return
         if path.startswith("/api/") and path not in PUBLIC_API_PATHS:
             try:
                 await self.authenticate(Request(scope))
             except ApiError as exc:
-                await JSONResponse(exc.body(), status_code=exc.status,
+                await JSONResponse(exc.body(locale), status_code=exc.status,
                                    headers=error_headers(exc))(scope, receive, send)
                 return
         await self.app(scope, _counting(receive, limit), send)
@@ -107,6 +119,7 @@ def _counting(receive: Receive, limit: int) -> Receive:
     return wrapped
 
 
-async def _render(exc: HTTPException, scope: Scope, receive: Receive, send: Send) -> None:
-    body = {"error": {"code": "payload_too_large", "message": exc.detail}}
+async def _render(exc: MessageHTTPException, scope: Scope, receive: Receive, send: Send,
+                  locale: Locale) -> None:
+    body = {"error": {"code": exc.code, "message": exc.msg.render(locale)}}
     await JSONResponse(body, status_code=exc.status_code)(scope, receive, send)

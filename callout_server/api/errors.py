@@ -1,10 +1,12 @@
-"""The contract's error body, rendered in one place.
+"""The contract's error body, rendered in one place, in the caller's language.
 
 Domain errors (`callout_server.errors.ApiError` and its subclasses) render as
 `{"error": {"code", "message", ...}}` with their own status. Request validation errors
-become 422 with the offending fields named in both `message` and `fields`; a body that is
-not JSON is a 422 naming the line and column; anything unexpected is a 500 in the same
-envelope. A 429 or 503 carries `Retry-After`.
+become 422 with the offending fields named in both `message` and `fields` (each with the
+pydantic error `type` as its `code`); a body that is not JSON is a 422 naming the line and
+column; anything unexpected is a 500 in the same envelope. A 429 or 503 carries
+`Retry-After`. Every message is rendered in the language negotiated for the request
+(`api/language.py`): `Accept-Language`, else `[server] locale`.
 """
 
 from __future__ import annotations
@@ -16,7 +18,18 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from callout_server.api.language import request_locale
 from callout_server.errors import ApiError
+from callout_server.i18n import COLON, SEMICOLON, Locale, Msg, field_message, json_reason, text
+
+
+class MessageHTTPException(StarletteHTTPException):
+    """An HTTP error of the web kit's own (not a domain error) with a catalogue message."""
+
+    def __init__(self, status_code: int, code: str, message: Msg) -> None:
+        super().__init__(status_code, str(message))
+        self.code = code
+        self.msg = message
 
 
 def _field_path(loc: tuple[Any, ...]) -> str:
@@ -24,26 +37,29 @@ def _field_path(loc: tuple[Any, ...]) -> str:
     return ".".join(parts) or "body"
 
 
-def _message(error: dict[str, Any]) -> str:
-    # pydantic prefixes our validators' words with "Value error, ": noise to a reader.
-    return str(error.get("msg", "")).removeprefix("Value error, ")
-
-
-def _json_error(error: dict[str, Any], doc: Any) -> dict[str, Any]:
+def _json_error(error: dict[str, Any], doc: Any, locale: Locale) -> dict[str, Any]:
     """A body that is not JSON: name the line and column, not a character offset."""
     pos = error["loc"][-1] if isinstance(error["loc"][-1], int) else 0
-    text = doc if isinstance(doc, str) else ""
-    line = text.count("\n", 0, pos) + 1
-    column = pos - (text.rfind("\n", 0, pos) + 1) + 1
-    reason = (error.get("ctx") or {}).get("error", "not valid JSON")
-    return {"loc": ("body",), "msg": f"invalid JSON at line {line} column {column}: {reason}"}
+    source = doc if isinstance(doc, str) else ""
+    line = source.count("\n", 0, pos) + 1
+    column = pos - (source.rfind("\n", 0, pos) + 1) + 1
+    reason = json_reason(str((error.get("ctx") or {}).get("error", "")), locale)
+    return {"field": "body", "code": "json_invalid",
+            "message": text("json_invalid_at", locale, line=line, column=column, reason=reason)}
 
 
-def validation_error_body(errors: list[dict[str, Any]]) -> dict[str, Any]:
-    fields = [{"field": _field_path(tuple(e.get("loc", ()))), "message": _message(e)}
-              for e in errors]
-    summary = "; ".join(f"{f['field']}: {f['message']}" for f in fields[:5])
-    return {"error": {"code": "validation_error", "message": f"invalid request: {summary}",
+def field_error(error: dict[str, Any], locale: Locale) -> dict[str, Any]:
+    """One pydantic error as a `fields` entry: the field, the error type, the message."""
+    return {"field": _field_path(tuple(error.get("loc", ()))),
+            "code": str(error.get("type", "value_error")),
+            "message": field_message(error, locale)}
+
+
+def validation_error_body(fields: list[dict[str, Any]], locale: Locale) -> dict[str, Any]:
+    summary = SEMICOLON[locale].join(f"{f['field']}{COLON[locale]}{f['message']}"
+                                     for f in fields[:5])
+    return {"error": {"code": "validation_error",
+                      "message": text("invalid_request", locale, summary=summary),
                       "fields": fields}}
 
 
@@ -56,32 +72,45 @@ def error_headers(exc: ApiError) -> dict[str, str] | None:
     return None
 
 
-INTERNAL_ERROR = {"error": {"code": "internal_error",
-                            "message": "internal server error; the server log has the details"}}
+def internal_error_body(locale: Locale) -> dict[str, Any]:
+    return {"error": {"code": "internal_error", "message": text("internal_error", locale)}}
+
+
+# Starlette's own HTTP errors: status -> (code, catalogue key).
+_HTTP_ERRORS = {400: ("invalid_body", "invalid_body"), 404: ("not_found", "not_found"),
+                405: ("method_not_allowed", "method_not_allowed")}
 
 
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ApiError)
-    async def _api_error(_: Request, exc: ApiError) -> JSONResponse:
-        return JSONResponse(exc.body(), status_code=exc.status, headers=error_headers(exc))
+    async def _api_error(request: Request, exc: ApiError) -> JSONResponse:
+        return JSONResponse(exc.body(request_locale(request)), status_code=exc.status,
+                            headers=error_headers(exc))
 
     @app.exception_handler(Exception)
-    async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
+    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
         # Starlette's ServerErrorMiddleware calls this, sends the answer, then re-raises so
         # the server logs the traceback: the client gets the envelope, never a bare text.
-        return JSONResponse(INTERNAL_ERROR, status_code=500)
+        return JSONResponse(internal_error_body(request_locale(request)), status_code=500)
 
     @app.exception_handler(RequestValidationError)
-    async def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:
+    async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
         # Input values are not echoed back: they may hold an API key.
-        errors = [_json_error(e, exc.body) if e.get("type") == "json_invalid"
-                  else {"loc": e.get("loc", ()), "msg": e.get("msg", "")} for e in exc.errors()]
-        return JSONResponse(validation_error_body(errors), status_code=422)
+        locale = request_locale(request)
+        fields = [_json_error(e, exc.body, locale) if e.get("type") == "json_invalid"
+                  else field_error(e, locale) for e in exc.errors()]
+        return JSONResponse(validation_error_body(fields, locale), status_code=422)
 
     @app.exception_handler(StarletteHTTPException)
-    async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         # 400 is FastAPI's "There was an error parsing the body" (e.g. not UTF-8).
-        code = {400: "invalid_body", 404: "not_found", 405: "method_not_allowed",
-                413: "payload_too_large"}.get(exc.status_code, "http_error")
-        return JSONResponse({"error": {"code": code, "message": str(exc.detail)}},
-                              status_code=exc.status_code)
+        locale = request_locale(request)
+        known = _HTTP_ERRORS.get(exc.status_code)
+        if isinstance(exc, MessageHTTPException):  # the edge's 413
+            code, message = exc.code, exc.msg.render(locale)
+        elif known is not None:
+            code, message = known[0], text(known[1], locale)
+        else:
+            code, message = "http_error", str(exc.detail)
+        return JSONResponse({"error": {"code": code, "message": message}},
+                            status_code=exc.status_code)

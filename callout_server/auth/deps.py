@@ -23,6 +23,7 @@ from fastapi import Request
 
 from callout_server.auth.service import AuthService, SessionInfo
 from callout_server.errors import Forbidden, Unauthorized
+from callout_server.i18n import msg
 
 Role = Literal["admin", "service"]
 
@@ -48,7 +49,7 @@ def _auth(request: Request) -> AuthService:
 def _bearer(header: str) -> str:
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
-        raise Unauthorized("expected 'Authorization: Bearer <token>'")
+        raise Unauthorized(msg("bearer_expected"))
     return token.strip()
 
 
@@ -71,15 +72,15 @@ async def _identify(request: Request) -> Principal:
     if header is not None:
         identity = _auth(request).tokens.lookup(_bearer(header))
         if identity is None:
-            raise Unauthorized("invalid bearer token")
+            raise Unauthorized(msg("invalid_token"))
         return Principal(identity.name, identity.scope, "token")
 
     session_id = request.cookies.get(SESSION_COOKIE)
     if not session_id:
-        raise Unauthorized("authentication required: a bearer token or a console session")
+        raise Unauthorized(msg("auth_required"))
     session = await _auth(request).session(session_id)
     if session is None:
-        raise Unauthorized("the console session has expired or was signed out")
+        raise Unauthorized(msg("session_expired"))
     request.state.console_session = session
     if request.method in _UNSAFE_METHODS:
         _check_csrf(request, session)
@@ -92,15 +93,14 @@ def _check_csrf(request: Request, session: SessionInfo) -> None:
     # cannot read /api/auth/me to learn this token, so echoing it proves a same-origin caller.
     sent = request.headers.get(CSRF_HEADER, "")
     if not hmac.compare_digest(sent.encode(), session.csrf_token.encode()):
-        raise Forbidden(f"missing or wrong {CSRF_HEADER} header (get it from GET /api/auth/me)",
-                        code="csrf_failed")
+        raise Forbidden(msg("csrf_failed", header=CSRF_HEADER), code="csrf_failed")
 
 
 async def require_admin(request: Request) -> Principal:
     """Admin scope: console session (CSRF-checked on writes) or the admin bearer token."""
     principal = await authenticate(request)
     if principal.role != "admin":
-        raise Forbidden("this route needs admin credentials; a service token is not enough")
+        raise Forbidden(msg("admin_required"))
     return principal
 
 

@@ -45,12 +45,13 @@ from callout_server.auth.tokens import (
 from callout_server.db.base import utcnow
 from callout_server.db.engine import Database, is_db_unavailable
 from callout_server.errors import ApiError, ServiceUnavailable, Unauthorized
+from callout_server.i18n import msg
 
 log = logging.getLogger(__name__)
 
 DEFAULT_ADMIN_USER = "admin"
 # One message whichever part was wrong, so the answer does not tell which usernames exist.
-INVALID_CREDENTIALS = "invalid username or password"
+INVALID_CREDENTIALS = msg("invalid_credentials")
 _MAX_FIELD = 256  # longer usernames/session ids are rejected before any hashing or query
 _WEAK_TOKEN_CHARS = 16
 
@@ -253,8 +254,7 @@ class AuthService:
         key = self.throttle.key(username, client)
         wait = self.throttle.retry_after(key)
         if wait > 0:
-            raise TooManyAttempts("too many failed logins; try again later",
-                                  retry_after_s=int(wait) + 1)
+            raise TooManyAttempts(msg("too_many_logins"), retry_after_s=int(wait) + 1)
         row = None
         if 0 < len(username) <= _MAX_FIELD and len(password) <= 4096:
             async with self._db_errors(), self._db.session() as s:
@@ -307,10 +307,10 @@ class AuthService:
         try:
             yield
         except (OperationalError, OSError) as exc:
-            raise ServiceUnavailable("the database is unavailable; try again shortly",
+            raise ServiceUnavailable(msg("database_unavailable"),
                                      code="database_unavailable") from exc
         except DBAPIError as exc:
             if exc.connection_invalidated:
-                raise ServiceUnavailable("the database is unavailable; try again shortly",
+                raise ServiceUnavailable(msg("database_unavailable"),
                                          code="database_unavailable") from exc
             raise

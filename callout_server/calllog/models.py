@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import BigInteger, Float, Index, Integer, String, Text
+from sqlalchemy import JSON, BigInteger, Float, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from callout_server.db.base import Base, UTCDateTime
@@ -34,6 +35,11 @@ class LLMCallLog(Base):
     status: Mapped[int | None] = mapped_column(Integer)
     call_id: Mapped[str | None] = mapped_column(String(200))
     node_id: Mapped[str | None] = mapped_column(String(200))
+    # A diagnostic as code + numbers (0005_i18n), worded when read: `message` and `advice`
+    # are only filled on records written before.
+    reason: Mapped[str | None] = mapped_column(String(40))
+    reason_args: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    detail: Mapped[str | None] = mapped_column(Text)
 
     __table_args__ = (
         Index("ix_llm_call_logs_at", "at"),

@@ -4,6 +4,9 @@ A record carries text a client or a vendor chose (call_id, node_id, an error mes
 PostgreSQL refuses some of it: a NUL byte, a lone UTF-16 surrogate (JSON `"\\ud800"`), a string
 longer than its column. `CallRecord.clean()` makes every value storable once, when the record
 is handed to the recorder, so one odd value can never fail a whole batch of inserts.
+
+A diagnostic is stored as its code and numbers (`reason`, `reason_args`, `detail`), never
+as finished text: `Diagnostic` words it when the record is read, in the reader's language.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+import orjson
 from sqlalchemy import String
 
 from callout_server.calllog.models import LLMCallLog
@@ -63,6 +67,17 @@ def _finite(value: object) -> float | None:
     return number if math.isfinite(number) else None
 
 
+def _json_scalar(value: object) -> str | int | float | None:
+    """A reason's number as JSON keeps it: finite numbers, short storable text."""
+    if isinstance(value, bool) or value is None:
+        return None if value is None else int(value)
+    if isinstance(value, int):
+        return value if abs(value) < 2**53 else None
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    return storable_text(value, 200)
+
+
 def _int32(value: object) -> int | None:
     """Integer columns are 32-bit: a vendor's absurd token count becomes NULL, not an error."""
     if isinstance(value, bool) or not isinstance(value, int):
@@ -91,6 +106,9 @@ class CallRecord:
     node_id: str | None = None
     at: datetime = field(default_factory=utcnow)
     id: int | None = None
+    reason: str | None = None
+    reason_args: dict[str, Any] | None = None
+    detail: str | None = None
 
     @classmethod
     def from_diagnostic(cls, tier: str, diagnostic: Diagnostic | None, **fields: Any) -> CallRecord:
@@ -106,8 +124,9 @@ class CallRecord:
             "status": diagnostic.status,
         }
         merged = {k: v for k, v in numbers.items() if v is not None} | fields
-        return cls(tier=tier, code=diagnostic.code, message=diagnostic.message,
-                   advice=diagnostic.advice, **merged)
+        return cls(tier=tier, code=diagnostic.code, reason=diagnostic.reason,
+                   reason_args=dict(diagnostic.args) if diagnostic.args else None,
+                   detail=diagnostic.detail, **merged)
 
     def clean(self) -> CallRecord:
         """Make every value one the database accepts; the recorder calls it once per record.
@@ -128,6 +147,9 @@ class CallRecord:
             value = getattr(self, name)
             if value is not None and not (type(value) is int and -_INT32 - 1 <= value <= _INT32):
                 setattr(self, name, _int32(value))
+        if self.reason_args:
+            self.reason_args = {storable_text(k, 40): _json_scalar(v)
+                                for k, v in list(self.reason_args.items())[:8]}
         return self
 
     def row(self) -> dict[str, Any]:
@@ -136,8 +158,10 @@ class CallRecord:
         return {name: getattr(self, name) for name in COLUMNS}
 
     def values(self) -> tuple[Any, ...]:
-        """The row as a tuple in COLUMNS order (for PostgreSQL's COPY)."""
+        """The row as a tuple in COLUMNS order (for PostgreSQL's COPY: JSON as its text)."""
         row = self.row()
+        if row["reason_args"] is not None:
+            row["reason_args"] = orjson.dumps(row["reason_args"]).decode()
         return tuple(row[name] for name in COLUMNS)
 
 

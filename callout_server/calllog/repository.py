@@ -11,6 +11,8 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from callout_server.calllog.models import LLMCallLog
+from callout_server.calllog.wording import worded
+from callout_server.i18n import Locale
 
 RECORD_FIELDS = (
     "id", "at", "tier", "config_id", "model", "vendor", "code", "message", "advice",
@@ -19,9 +21,11 @@ RECORD_FIELDS = (
 )
 
 
-def record_dict(row: LLMCallLog) -> dict[str, Any]:
+def record_dict(row: LLMCallLog, locale: Locale = "zh") -> dict[str, Any]:
+    """A record as ops read it, its message and advice worded in `locale`."""
     out = {name: getattr(row, name) for name in RECORD_FIELDS}
     out["at"] = row.at.isoformat().replace("+00:00", "Z")
+    out["message"], out["advice"] = worded(row, locale)
     return out
 
 

@@ -10,6 +10,7 @@ from callout_server.api.deps import provide
 from callout_server.api.params import BeforeId, Since, Until
 from callout_server.auth.deps import Principal, require_admin
 from callout_server.calllog.service import DiagnosticsQueries
+from callout_server.i18n import current
 
 router = APIRouter(prefix="/api/admin/diagnostics", tags=["diagnostics"])
 
@@ -31,8 +32,8 @@ async def list_diagnostics(
     before_id: BeforeId = None,
 ) -> dict[str, Any]:
     return await diagnostics.page(limit=limit, before_id=before_id, since=since, until=until,
-                                  tier=tier, code=code, model=model, call_id=call_id,
-                                  node_id=node_id)
+                                  locale=current(), tier=tier, code=code, model=model,
+                                  call_id=call_id, node_id=node_id)
 
 
 @router.get("/summary", responses={401: {}, 403: {}, 422: {}})

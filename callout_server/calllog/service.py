@@ -15,6 +15,7 @@ from callout_server.calllog.recorder import DiagnosticsRecorder
 from callout_server.db.base import utcnow
 from callout_server.db.engine import Database
 from callout_server.errors import UnprocessableEntity
+from callout_server.i18n import Locale, msg
 
 _WINDOW = re.compile(r"^(\d{1,4})([mhd])$")
 _UNITS = {"m": "minutes", "h": "hours", "d": "days"}
@@ -24,12 +25,12 @@ MAX_WINDOW = timedelta(days=90)
 def parse_window(window: str) -> timedelta:
     m = _WINDOW.match(window)
     if not m or int(m.group(1)) == 0:
-        raise UnprocessableEntity("window: expected a duration such as 15m, 1h or 7d",
-                                  fields=[{"field": "window", "message": "invalid duration"}])
+        raise UnprocessableEntity(msg("window_invalid"), fields=[
+            {"field": "window", "code": "window_invalid", "message": msg("window_invalid_field")}])
     delta = timedelta(**{_UNITS[m.group(2)]: int(m.group(1))})
     if delta > MAX_WINDOW:
-        raise UnprocessableEntity("window: at most 90d",
-                                  fields=[{"field": "window", "message": "at most 90d"}])
+        raise UnprocessableEntity(msg("window_too_long"), fields=[
+            {"field": "window", "code": "window_too_long", "message": msg("window_too_long_field")}])
     return delta
 
 
@@ -39,12 +40,14 @@ class DiagnosticsQueries:
         self._recorder = recorder
 
     async def page(self, *, limit: int, before_id: int | None, since: datetime | None,
-                   until: datetime | None, **equals: str | None) -> dict[str, Any]:
-        """Newest first; `next_before_id` is set when a further page may exist."""
+                   until: datetime | None, locale: Locale = "zh",
+                   **equals: str | None) -> dict[str, Any]:
+        """Newest first, worded in `locale`; `next_before_id` is set when a further page
+        may exist."""
         async with self._db.session() as s:
             rows = await repository.list_records(s, limit=limit, before_id=before_id,
                                                  since=since, until=until, **equals)
-        items = [repository.record_dict(r) for r in rows]
+        items = [repository.record_dict(r, locale) for r in rows]
         return {"items": items,
                 "next_before_id": items[-1]["id"] if len(items) == limit else None}
 

@@ -13,45 +13,43 @@
 from __future__ import annotations
 
 from callout_server.errors import Conflict, NotFound, ServiceUnavailable, UnprocessableEntity
+from callout_server.i18n import msg
 
 
 class ConfigNotFound(NotFound):
     def __init__(self, config_id: int) -> None:
-        super().__init__(f"model configuration {config_id} not found", config_id=config_id)
+        super().__init__(msg("config_not_found", config_id=config_id), config_id=config_id)
 
 
 class VersionConflict(Conflict):
     code = "version_conflict"
 
     def __init__(self, config_id: int, sent: int, current: int) -> None:
-        super().__init__(
-            f"model configuration {config_id} was changed by someone else (you sent version "
-            f"{sent}, it is now {current}); reload it and apply your change again",
-            config_id=config_id, current_version=current)
+        super().__init__(msg("version_conflict", config_id=config_id, sent=sent, current=current),
+                         config_id=config_id, current_version=current)
 
 
 class NameConflict(Conflict):
     code = "name_conflict"
 
     def __init__(self, tier: str, name: str) -> None:
-        super().__init__(f"a {tier} configuration named {name!r} already exists",
-                         fields=[{"field": "name", "message": "already used in this tier"}])
+        super().__init__(msg("name_conflict", tier=tier, name=name),
+                         fields=[{"field": "name", "code": "name_conflict",
+                                  "message": msg("name_taken")}])
 
 
 class DatabaseUnavailable(ServiceUnavailable):
     code = "database_unavailable"
 
     def __init__(self) -> None:
-        super().__init__(
-            "the configuration database is unreachable; changes cannot be saved right now. "
-            "Calls keep being served with the last loaded configuration; retry shortly.")
+        super().__init__(msg("config_db_unavailable"))
 
 
 class ConfigUnusable(ServiceUnavailable):
     code = "config_unusable"
 
-    def __init__(self, message: str, config_id: int | None) -> None:
-        super().__init__(message, config_id=config_id)
+    def __init__(self, config_id: int | None) -> None:
+        super().__init__(msg("config_unusable", config_id=config_id), config_id=config_id)
 
 
 class ApiKeyRequired(UnprocessableEntity):
@@ -60,9 +58,6 @@ class ApiKeyRequired(UnprocessableEntity):
     code = "api_key_required"
 
     def __init__(self) -> None:
-        super().__init__(
-            "api_key: base_url now points to another origin (scheme, host or port) and this "
-            "configuration holds an API key; the stored key is never sent to a new host. Send "
-            "the key for the new host in api_key in the same request (or \"\" to clear it).",
-            fields=[{"field": "api_key",
-                     "message": "required when base_url moves to another host"}])
+        super().__init__(msg("api_key_required"),
+                         fields=[{"field": "api_key", "code": "api_key_required",
+                                  "message": msg("api_key_required_field")}])

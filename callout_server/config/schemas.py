@@ -16,8 +16,9 @@ from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
 from callout_server.config.model import Tier
 from callout_server.config.vendors import check_vendor
+from callout_server.i18n import invalid
 from callout_server.llm.config import PROTECTED_BODY_KEYS, ApiStyle
-from callout_server.llm.credentials import check_api_key, check_no_url_credentials
+from callout_server.llm.credentials import check_api_key, has_url_credentials
 from callout_server.validation import INT4_MAX, RequestModel
 
 MAX_TOKENS_LIMIT = 200_000
@@ -28,16 +29,18 @@ def check_base_url(value: str) -> str:
     value = value.strip()
     parts = urlsplit(value)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError("must be an http:// or https:// URL with a host")
+        raise invalid("url_scheme_host")
     if parts.query or parts.fragment:
-        raise ValueError("must not carry a query string or fragment")
-    return check_no_url_credentials(value).rstrip("/")
+        raise invalid("url_query_fragment")
+    if has_url_credentials(value):
+        raise invalid("url_credentials")
+    return value.rstrip("/")
 
 
 def check_extra_params(value: dict[str, Any]) -> dict[str, Any]:
     bad = sorted(PROTECTED_BODY_KEYS.intersection(value))
     if bad:
-        raise ValueError(f"may not override {', '.join(bad)}")
+        raise invalid("protected_keys", keys=", ".join(bad))
     return value
 
 
@@ -54,7 +57,12 @@ class _Writable(RequestModel):
     @field_validator("api_key", check_fields=False)
     @classmethod
     def _key(cls, v: str | None) -> str | None:
-        return None if v is None else check_api_key(v)
+        if v is None:
+            return None
+        try:
+            return check_api_key(v)
+        except ValueError:
+            raise invalid("api_key_chars") from None
 
     @field_validator("extra_params", check_fields=False)
     @classmethod

@@ -46,6 +46,7 @@ from callout_server.config.snapshot import (
 from callout_server.db.base import utcnow
 from callout_server.db.engine import Database, is_db_unavailable
 from callout_server.errors import ApiError
+from callout_server.i18n import current, msg, text
 from callout_server.llm.config import LLMConfig
 from callout_server.llm.credentials import same_origin
 from callout_server.llm.masking import MASK, mask_api_key, mask_url
@@ -106,8 +107,7 @@ class ConfigService:
         if isinstance(exc, IntegrityError):
             # Normally prevented by the checks below under the generation lock; a race on
             # a database without that lock still ends as a 409, never a 500.
-            return ApiError("the change conflicts with another configuration; reload and retry",
-                            code="conflict", status=409)
+            return ApiError(msg("config_conflict"), code="conflict", status=409)
         if is_db_unavailable(exc):
             self.events.db_failed(exc)
             return DatabaseUnavailable()
@@ -147,8 +147,12 @@ class ConfigService:
     def active(self) -> ActiveOut:
         snap = self.store.current  # memory only: no database query
         tiers = {
-            tier: ActiveTierOut(source=entry.source, error=entry.error, config=self.config_view(
-                entry.config, updated_at=entry.updated_at, updated_by=entry.updated_by))
+            tier: ActiveTierOut(
+                source=entry.source, config=self.config_view(
+                    entry.config, updated_at=entry.updated_at, updated_by=entry.updated_by),
+                # worded for the reader; the snapshot keeps the English for the log
+                error=text("config_unusable", current(), config_id=entry.config.id)
+                if entry.error else None)
             for tier, entry in snap.tiers.items()}
         return ActiveOut(generation=snap.generation, tiers=tiers)
 
@@ -320,7 +324,7 @@ class ConfigService:
         try:
             key = self.secrets.decrypt(row.api_key_enc, config_id=row.id) if row.api_key_enc else ""
         except SecretDecryptError as exc:
-            raise ConfigUnusable(str(exc), row.id) from exc
+            raise ConfigUnusable(row.id) from exc
         return row_to_config(row, key)
 
 

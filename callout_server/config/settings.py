@@ -19,6 +19,7 @@ from callout_server.auth.settings import AuthSettings
 from callout_server.config.model import TIERS, Tier
 from callout_server.config.schemas import ConfigValues, call_values
 from callout_server.config.vendors import check_vendor
+from callout_server.i18n import invalid
 from callout_server.llm.config import LLMConfig
 from callout_server.llm.credentials import check_api_key, check_no_url_credentials
 
@@ -165,7 +166,7 @@ class Settings(_Section):
     def _tiers_present(cls, v: Any) -> Any:
         missing = [t for t in TIERS if not isinstance(v, dict) or t not in v]
         if missing:
-            raise ValueError(f"missing [llm.{missing[0]}] section")
+            raise invalid("llm_section_missing", tier=missing[0])
         return v
 
     @cached_property

@@ -53,7 +53,7 @@ class ConfigSnapshot:
         """The configuration a call of `tier` runs with; raises when it is unusable."""
         entry = self.tiers[tier]
         if entry.error is not None:
-            raise ConfigUnusable(entry.error, entry.config.id)
+            raise ConfigUnusable(entry.config.id)
         return entry.config
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
+from callout_server.i18n import invalid
 from callout_server.llm import DIALECTS, Dialect
 
 
@@ -49,10 +50,10 @@ VENDORS = VendorList(items=[vendor_out(row) for row in DIALECTS.values()])
 
 
 def check_vendor(value: str | None) -> str | None:
-    """A known dialect name (lower-cased), None for unset or blank; ValueError otherwise."""
+    """A known dialect name (lower-cased), None for unset or blank; a ValueError (`invalid`) otherwise."""
     if value is None or not value.strip():
         return None
     name = value.strip().lower()
     if name not in DIALECTS:
-        raise ValueError(f"unknown vendor {value!r}; one of: {', '.join(DIALECTS)}")
+        raise invalid("unknown_vendor", value=value, names=", ".join(DIALECTS))
     return name

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from callout_server.config.schemas import ConnectionCheck, ConnectionTestResult
 from callout_server.config.service import ConfigService
 from callout_server.connectivity.checks import Probe, judge
+from callout_server.i18n import current
 from callout_server.llm import (
     Completion,
     Diagnostic,
@@ -56,6 +57,6 @@ class ConnectionTester:
         return ConnectionTestResult(
             ok=verdict.ok, latency_ms=latency_ms, model=model,
             thinking_suppressed=verdict.thinking_suppressed,
-            diagnostic=verdict.diagnostic.to_dict() if verdict.diagnostic else None,
+            diagnostic=verdict.diagnostic.to_dict(current()) if verdict.diagnostic else None,
             checks=[ConnectionCheck(**c.to_dict()) for c in verdict.checks],
             test_max_tokens=cap)

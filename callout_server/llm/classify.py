@@ -16,52 +16,25 @@ Rules (seed 003 §3, spec/vendors.md):
   vendor failed in-band: `upstream_error`;
 - any other finish reason (or none) with no answer: `empty_output` — typically the vLLM
   reasoning-parser mix-up (whole answer in the reasoning field, finish `stop`).
+
+The vendor's own finish reason stays on the diagnostic, which words those cases its own way
+(`diagnostics.text_key`).
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
-from callout_server.llm.diagnostics import Diagnostic, Locale
+from callout_server.llm.diagnostics import (
+    CONTEXT_EXCEEDED,
+    FILTERED,
+    UPSTREAM_FAILED,
+    Diagnostic,
+    Locale,
+)
 from callout_server.llm.events import Usage
 
 LENGTH = "length"
-CONTEXT_EXCEEDED = frozenset({"model_context_window_exceeded"})
-FILTERED = frozenset({"content_filter", "sensitive"})
-UPSTREAM_FAILED = frozenset({"insufficient_system_resource", "load", "network_error"})
-
-# (zh message, zh advice, en message, en advice) for cases the shared table words differently.
-_VARIANTS: dict[str, tuple[str, str, str, str]] = {
-    "context": (
-        "输入超出模型上下文窗口，输出被截断 (finish_reason={finish_reason})",
-        "缩短提示词或对话历史，或换用上下文更长的模型",
-        "The input exceeded the model's context window and the output was cut "
-        "(finish_reason={finish_reason})",
-        "Shorten the prompt or the history, or use a model with a longer context",
-    ),
-    "filtered_empty": (
-        "模型输出被厂商内容审核拦截，返回内容为空 (finish_reason={finish_reason})",
-        "检查提示词与对话内容是否触发厂商审核；必要时联系厂商",
-        "The vendor's content filter blocked the output; nothing came back "
-        "(finish_reason={finish_reason})",
-        "Check whether the prompt or conversation trips the vendor's filter; ask the vendor if needed",
-    ),
-    "filtered_partial": (
-        "模型输出被厂商内容审核中断，内容不完整 (finish_reason={finish_reason})",
-        "检查提示词与对话内容是否触发厂商审核",
-        "The vendor's content filter cut the output short (finish_reason={finish_reason})",
-        "Check whether the prompt or conversation trips the vendor's filter",
-    ),
-    "upstream_failed": (
-        "推理服务未完成生成：资源不足或服务异常 (finish_reason={finish_reason})",
-        "稍后重试；持续出现时检查推理服务负载或联系厂商",
-        "The inference server gave up generating: overloaded or failing "
-        "(finish_reason={finish_reason})",
-        "Retry shortly; if it persists, check the server's load or contact the vendor",
-    ),
-}
-
 
 def has_answer(text: str, tool_calls: int) -> bool:
     return tool_calls > 0 or bool(text.strip())
@@ -101,7 +74,7 @@ def classify(
         "reasoning_tokens": usage.reasoning_tokens if usage else None,
     }
     if finish_reason in UPSTREAM_FAILED:
-        return _variant("upstream_error", "upstream_failed", locale, numbers)
+        return Diagnostic.make("upstream_error", locale, **numbers)
     if finish_reason == LENGTH:
         if answered:
             return Diagnostic.make("truncated", locale, **numbers)
@@ -109,11 +82,11 @@ def classify(
             return Diagnostic.make("truncated_by_reasoning", locale, **numbers)
         return Diagnostic.make("truncated", locale, **numbers)
     if finish_reason in CONTEXT_EXCEEDED:
-        return _variant("truncated", "context", locale, numbers)
+        return Diagnostic.make("truncated", locale, **numbers)
     if finish_reason in FILTERED:
         if answered:
-            return _variant("truncated", "filtered_partial", locale, numbers)
-        return _variant("empty_output", "filtered_empty", locale, numbers)
+            return Diagnostic.make("truncated", locale, **numbers)
+        return Diagnostic.make("empty_output", locale, **numbers)
     if not answered:
         return Diagnostic.make("empty_output", locale, **numbers)
     return None
@@ -128,12 +101,3 @@ def usable(diagnostic: Diagnostic | None, *, text: str, tool_calls: int) -> bool
     if diagnostic is None:
         return True
     return diagnostic.code == "truncated" and has_answer(text, tool_calls)
-
-
-def _variant(code: str, key: str, locale: Locale, numbers: dict[str, Any]) -> Diagnostic:
-    zh_msg, zh_adv, en_msg, en_adv = _VARIANTS[key]
-    msg, adv = (en_msg, en_adv) if locale == "en" else (zh_msg, zh_adv)
-    base = Diagnostic.make(
-        code, locale, detail=f"finish_reason={numbers['finish_reason']}", **numbers
-    )
-    return replace(base, message=msg.format(finish_reason=numbers["finish_reason"]), advice=adv)

@@ -131,8 +131,8 @@ class LLMClient:
                 status, content = await self._post(
                     built.url, orjson.dumps(built.body), request_headers(key, stream=False), total)
         except TimeoutError as exc:  # before TRANSPORT_ERRORS: TimeoutError is an OSError
-            detail = f"no complete response within {total:g}s"
-            raise call_error("timeout", locale, key, detail=detail, **numbers) from exc
+            raise call_error("timeout", locale, key, reason="total_timeout",
+                             args={"seconds": total}, **numbers) from exc
         except TRANSPORT_ERRORS as exc:
             raise transport_error(exc, locale, key, **numbers) from exc
         except ValueError as exc:  # a header or URL the library refuses; its text may quote it
@@ -148,8 +148,8 @@ class LLMClient:
                 raise orjson.JSONDecodeError("not a JSON object", "", 0)
             events = adapter.parse(obj)
         except orjson.JSONDecodeError as exc:
-            detail = f"malformed response body ({len(content)} bytes, not a JSON object)"
-            raise call_error("upstream_error", locale, key, status=status, detail=detail) from exc
+            raise call_error("upstream_error", locale, key, status=status, reason="malformed_body",
+                             args={"bytes": len(content)}) from exc
         except InBandError as exc:
             raise inband_error(exc.detail, locale, key, **numbers) from exc
 

@@ -47,16 +47,15 @@ def check_no_url_credentials(url: str) -> str:
 
 
 def unsendable(api_key: str, url: str) -> str | None:
-    """Why a request with this key to this URL cannot be sent, or None (the client's check).
+    """Why a request with this key to this URL cannot be sent (a diagnostic reason:
+    `key_unsendable`, `url_credentials`), or None. The client's check.
 
     Cheap enough for the hot path: two precompiled regular expressions, no URL parsing.
     """
     if api_key and not _KEY_CHARS.fullmatch(api_key):
-        return ("the configured API key cannot be sent in an HTTP header: it holds a space, "
-                "a control or a non-ASCII character; save the key again")
+        return "key_unsendable"
     if _HAS_USERINFO.match(url):
-        return ("base_url carries credentials (user:password@), which are never sent; "
-                "remove them and put the key in api_key")
+        return "url_credentials"
     return None
 
 

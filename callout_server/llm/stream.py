@@ -211,14 +211,13 @@ class LLMStream:
 
     def _timed_out(self, which: str) -> LLMCallError:
         if which == "ttft":
-            detail = f"no token within {self._ttft_s:g}s (time to first token)"
-        elif which == "read":
-            detail = f"stream stalled: no data for {self._read_s:g}s"
+            return self._fail("timeout", reason="ttft", args={"seconds": self._ttft_s})
+        if which == "read":
             if self._parser.comments:
-                detail += f" ({self._parser.comments} keep-alive comments only)"
-        else:
-            detail = f"stream not finished within {self._total_s:g}s"
-        return self._fail("timeout", detail=detail)
+                return self._fail("timeout", reason="stalled_keepalive", args={
+                    "seconds": self._read_s, "comments": self._parser.comments})
+            return self._fail("timeout", reason="stalled", args={"seconds": self._read_s})
+        return self._fail("timeout", reason="stream_total", args={"seconds": self._total_s})
 
     async def _open(self) -> None:
         loop = asyncio.get_running_loop()
@@ -323,11 +322,9 @@ class LLMStream:
 
     def _malformed(self, event: SSEEvent, why: str) -> LLMCallError:
         # The chunk itself is model output (call data): say where and how big, not what.
-        detail = (
-            f"malformed stream chunk #{self._parser.events} "
-            f"({len(event.data)} chars, event {event.event!r}): {why[:80]}"
-        )
-        return self._fail("upstream_error", status=200, detail=detail)
+        return self._fail("upstream_error", status=200, reason="malformed_chunk", detail=why[:80],
+                          args={"index": self._parser.events, "chars": len(event.data),
+                                "event": event.event[:40]})
 
     def _on_eof(self) -> None:
         for event in self._parser.close():
@@ -337,11 +334,7 @@ class LLMStream:
         if self._adapter.finished:
             self._finish()  # a finish_reason arrived; only the [DONE] sentinel is missing
             return
-        raise self._fail(
-            "upstream_error",
-            status=200,
-            detail="connection closed by the server before the stream finished",
-        )
+        raise self._fail("upstream_error", status=200, reason="closed_before_end")
 
     def _finish(self) -> None:
         closing = self._adapter.close()  # pending text, tool calls, Usage?, then Finish

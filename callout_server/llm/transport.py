@@ -118,8 +118,9 @@ def _squash(text: str) -> str:
     return " ".join(text.split())
 
 
-def describe_transport_error(exc: BaseException) -> tuple[str, str]:
-    """(diagnostic code, detail) for an exception raised by the HTTP layer.
+def describe_transport_error(exc: BaseException) -> tuple[str, str | None, str]:
+    """(diagnostic code, reason, detail) for an exception raised by the HTTP layer; the
+    detail is the library's own words.
 
     The aiohttp transport maps every `aiohttp.ClientConnectionError` to `httpx.ConnectTimeout`,
     including a server that hung up or a response we closed ourselves, so the original
@@ -130,26 +131,26 @@ def describe_transport_error(exc: BaseException) -> tuple[str, str]:
     detail = str(exc) or name
     if aiohttp is not None and isinstance(cause, aiohttp.ClientError):
         if isinstance(cause, aiohttp.ClientConnectorError | aiohttp.ConnectionTimeoutError):
-            return "connect_error", detail
+            return "connect_error", None, detail
         if isinstance(cause, aiohttp.ServerTimeoutError):
-            return "timeout", f"no data for the read timeout ({detail})"
+            return "timeout", "read_timeout", detail
         if isinstance(cause, aiohttp.ServerDisconnectedError | aiohttp.ClientPayloadError):
-            return "upstream_error", f"connection closed by the server ({detail})"
+            return "upstream_error", "server_closed", detail
         if isinstance(cause, aiohttp.ClientConnectionError):
-            return "upstream_error", f"connection lost ({detail})"
+            return "upstream_error", "connection_lost", detail
     if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout | httpx.UnsupportedProtocol):
-        return "connect_error", detail
+        return "connect_error", None, detail
     if isinstance(exc, httpx.TimeoutException):
-        return "timeout", detail
+        return "timeout", None, detail
     if isinstance(exc, httpx.ReadError | httpx.RemoteProtocolError | httpx.WriteError):
-        return "upstream_error", f"connection lost ({detail})"
+        return "upstream_error", "connection_lost", detail
     if isinstance(exc, httpx.InvalidURL):
-        return "connect_error", detail
+        return "connect_error", None, detail
     if isinstance(exc, TimeoutError):
-        return "timeout", detail
+        return "timeout", None, detail
     if isinstance(exc, OSError):
-        return "connect_error", detail
-    return "upstream_error", detail
+        return "connect_error", None, detail
+    return "upstream_error", None, detail
 
 
 # -- the one translation point: HTTP outcomes → LLMCallError -----------------------------------
@@ -178,7 +179,8 @@ def call_error(code: str, locale: Locale, secret: str, *, limit: int = _DETAIL_L
 
     The one way a detail leaves the client: the diagnostic's message, the call log, the
     tiers' answers and `/test` are all built from it. Scrubbing first means a key sitting
-    across the cut cannot leave a piece of itself behind.
+    across the cut cannot leave a piece of itself behind. `reason` and `args` (in
+    `fields`) say in our words what happened; `detail` is the outside world's.
     """
     detail = fields.pop("detail", None)
     if detail is not None:
@@ -187,14 +189,14 @@ def call_error(code: str, locale: Locale, secret: str, *, limit: int = _DETAIL_L
 
 
 def transport_error(exc: BaseException, locale: Locale, secret: str, **fields: Any) -> LLMCallError:
-    code, detail = describe_transport_error(exc)
-    return call_error(code, locale, secret, detail=detail, **fields)
+    code, reason, detail = describe_transport_error(exc)
+    return call_error(code, locale, secret, detail=detail, reason=reason, **fields)
 
 
 def status_error(
     status: int, body: bytes, locale: Locale, secret: str, **fields: Any
 ) -> LLMCallError:
-    detail = vendor_error_message(body) if body else f"HTTP {status}"
+    detail = vendor_error_message(body) if body else None
     return call_error("upstream_error", locale, secret, status=status, detail=detail,
                       limit=EXCERPT_LIMIT, **fields)
 
@@ -214,7 +216,7 @@ def unsendable_error(api_key: str, url: str, locale: Locale, **fields: Any) -> L
     """
     problem = unsendable(api_key, url)
     return None if problem is None else call_error("connect_error", locale, api_key,
-                                                   detail=problem, **fields)
+                                                   reason=problem, **fields)
 
 
 def refused_error(exc: ValueError, locale: Locale, secret: str, **fields: Any) -> LLMCallError:
@@ -222,8 +224,8 @@ def refused_error(exc: ValueError, locale: Locale, secret: str, **fields: Any) -
 
     Only the exception's type is kept: its text may quote the offending header value.
     """
-    detail = f"the HTTP library refused the request ({type(exc).__name__})"
-    return call_error("connect_error", locale, secret, detail=detail, **fields)
+    return call_error("connect_error", locale, secret, reason="http_library_refused",
+                      args={"error": type(exc).__name__}, **fields)
 
 
 # Errors the HTTP layer may raise; everything else is a bug and propagates as such.

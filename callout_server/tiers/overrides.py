@@ -6,6 +6,7 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
+from callout_server.i18n import invalid
 from callout_server.llm.config import PROTECTED_BODY_KEYS
 from callout_server.llm.request import LLMRequest
 from callout_server.validation import RequestModel
@@ -26,7 +27,7 @@ class Overrides(RequestModel):
     def _no_protected(cls, v: dict[str, Any]) -> dict[str, Any]:
         bad = sorted(PROTECTED_BODY_KEYS & v.keys())
         if bad:
-            raise ValueError(f"extra_params may not override {', '.join(bad)}")
+            raise invalid("protected_keys", keys=", ".join(bad))
         return v
 
     def apply(self, messages: list[dict[str, Any]], **fields: Any) -> LLMRequest:

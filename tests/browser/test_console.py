@@ -350,7 +350,7 @@ def test_console_details_for_a_first_time_operator(page: Any, console_server: st
     page.locator("tr.diag-row").first.wait_for(timeout=15_000)
     since.fill("12/01/2026")
     page.get_by_role("button", name="查询").click()
-    page.locator(".field-error", has_text="YYYY-MM-DD HH:mm").wait_for()
+    page.locator(".field-error", has_text="2026-12-01 09:30").wait_for()  # the format, by example
     since.fill("2026-12-01 09:30")
     page.get_by_role("button", name="查询").click()
     page.wait_for_function("() => !document.querySelector('.field-error:not([hidden])')")

@@ -1,4 +1,7 @@
 // fetch wrapper: JSON in/out, session cookie, CSRF header on writes, error envelope -> ApiError.
+// Every request asks for the console's language (Accept-Language): the server's messages follow it.
+import { acceptLanguage } from "./i18n.js";
+
 const SAFE = new Set(["GET", "HEAD", "OPTIONS"]);
 let csrfToken = null;
 const unauthorizedHandlers = new Set();
@@ -51,7 +54,7 @@ async function errorFrom(resp) {
 /** Low-level request: returns the Response when ok, throws ApiError otherwise. */
 export async function request(method, path, { body, signal, headers = {}, quiet401 = false } = {}) {
   const m = method.toUpperCase();
-  const h = { Accept: "application/json", ...headers };
+  const h = { Accept: "application/json", "Accept-Language": acceptLanguage(), ...headers };
   if (body !== undefined) h["Content-Type"] = "application/json";
   if (!SAFE.has(m) && csrfToken) h["X-CSRF-Token"] = csrfToken;
   let resp;

@@ -1,6 +1,6 @@
 // Hash router and auth guard. Every route but #/login needs a session (GET /api/auth/me).
 import { get, post, setCsrfToken, onUnauthorized } from "./api.js";
-import { applyStatic, getLang, onLangChange, setLang, t } from "./i18n.js";
+import { applyStatic, getLang, labelOf, onLangChange, setLang, t } from "./i18n.js";
 import { h, replace, toast, errorBanner } from "./ui.js";
 import * as login from "./pages/login.js";
 import * as models from "./pages/models.js";
@@ -73,7 +73,7 @@ function updateShell(path) {
   chip.hidden = logout.hidden = !session.me;
   if (session.me) {
     replace(chip, h("span", { class: "user-name" }, session.me.username),
-      session.me.role ? h("span", { class: "user-role" }, session.me.role) : null);
+      session.me.role ? h("span", { class: "user-role", "data-role": session.me.role }, labelOf("role_", session.me.role)) : null);
   }
   document.querySelectorAll(".sidebar a[data-route]").forEach((a) => {
     if (a.dataset.route === path) a.setAttribute("aria-current", "page");
@@ -150,7 +150,8 @@ function boot() {
   document.getElementById("lang-toggle").addEventListener("click", () => {
     setLang(getLang() === "zh" ? "en" : "zh");
   });
-  onLangChange(() => { applyStatic(); render(); });
+  // Toasts were worded in the old language: drop them rather than leave it on screen.
+  onLangChange(() => { replace(document.getElementById("toasts")); applyStatic(); render(); });
   document.getElementById("logout-btn").addEventListener("click", logout);
   onUnauthorized(() => {
     if (!session.me) return;

@@ -14,7 +14,7 @@ const zh = {
   login_submit: "登录", login_busy: "正在登录…", login_failed: "用户名或密码错误。",
   login_missing: "请输入用户名和密码。", logged_out: "已退出登录。",
   // tiers & sources
-  tier: "层级", tier_nlu: "NLU 意图识别", tier_chat: "对话 Chat", tier_script: "话术生成 Script",
+  tier: "层级", tier_nlu: "NLU 意图识别", tier_chat: "对话", tier_script: "话术生成",
   source_db: "数据库", source_file: "配置文件", source: "来源",
   // models
   models_title: "模型配置", models_intro: "每个层级同一时间只有一个生效配置；没有数据库配置时使用 config.toml。",
@@ -56,11 +56,11 @@ const zh = {
   p50: "P50", p90: "P90", p99: "P99", no_data: "暂无数据", codes_chart: "{tier} 各结果码数量",
   filters: "筛选", code: "结果码", call_id: "通话 ID", since: "起始时间", limit: "每页",
   apply: "查询", reset: "重置", records: "记录", time: "时间", node_id: "节点",
-  tokens: "Tokens", older: "加载更早的记录", no_records: "没有符合条件的记录。",
+  tokens: "Token 数", older: "加载更早的记录", no_records: "没有符合条件的记录。",
   end_of_records: "已到最早的记录。", record_detail: "记录详情 #{id}",
   truncation_badge: "截断", finish_reason: "finish_reason", completion_tokens: "completion_tokens",
   reasoning_tokens: "reasoning_tokens", prompt_tokens: "prompt_tokens", ttft_ms: "首字延迟",
-  config_id: "配置 ID", status: "状态", truncation_explain: "输出触顶 max_tokens：completion {completion} / max {max}，其中思考 {reasoning}。",
+  config_id: "配置 ID", status: "状态", truncation_explain: "输出触顶 max_tokens：输出 {completion} / 上限 {max}，其中思考 {reasoning}。",
   // playground
   pg_title: "调试台", pg_intro: "用当前生效的配置试一试：NLU 决策、流式对话、话术生成。",
   tab_nlu: "NLU 决策", tab_chat: "流式对话", tab_script: "话术生成",
@@ -102,9 +102,24 @@ const zh = {
   key_hint_new: "Key 只写不读：保存后只显示脱敏值。本地推理服务不需要 Key 时留空即可。",
   key_hint_none: "还没有 Key：本地推理服务通常不需要；需要时点「设置 Key」。",
   key_set: "设置 Key", key_skip: "不设置 Key",
-  since_invalid: "请按 YYYY-MM-DD HH:mm 填写，例如 2026-12-01 09:30",
+  since_invalid: "请按「年-月-日 时:分」填写，例如 2026-12-01 09:30",
   rev_value: "值", key_set_on_create: "（已设置 Key）",
   nlu_result_empty: "填好意图、槽位和客户话语后点「识别」：决策 JSON 与延迟显示在这里。",
+  // one language at a time: labels, statuses and sample data that used to stay in one language
+  colon: "：", role_admin: "管理员", role_service: "服务", role_operator: "操作员", role_viewer: "只读",
+  tier_short_nlu: "NLU", tier_short_chat: "对话", tier_short_script: "话术",
+  code_ok: "成功", code_truncated_by_reasoning: "思考耗尽预算", code_truncated: "输出被截断",
+  code_empty_output: "输出为空", code_invalid_json: "JSON 无效", code_schema_mismatch: "不符合节点要求",
+  code_timeout: "超时", code_deadline_exceeded: "超过截止时间", code_upstream_error: "上游服务出错",
+  code_connect_error: "连接失败", code_cancelled: "已取消",
+  http_status: "HTTP 状态", reasoning_short: "思考 {n}", n_records: "共 {n} 条记录",
+  output_mode: "输出方式", output_audio: "语音（逐句）", output_text: "文本（逐字）",
+  end_completed: "已完成", end_cancelled: "已取消", end_superseded: "已被新一轮取代", end_timeout: "超时",
+  end_error: "出错", end_closed: "连接已关闭", end_aborted: "已中止", end_truncated: "已截断",
+  usage_line: "用量：输入 {prompt} · 输出 {completion} · 思考 {reasoning}", tool_call_named: "工具调用：{name}",
+  sample_intent_agree: "客户同意并给出时间", sample_intent_refuse: "客户拒绝", sample_slot_time: "客户方便的时间",
+  sample_utterance: "明天下午三点以后都可以", sample_system_prompt: "你是一名礼貌的电话回访坐席，回答简短、口语化。",
+  sample_brief: "给一家宽带运营商写一段回访话术：确认安装满意度，询问是否需要加装路由器。",
 };
 
 const en = {
@@ -172,7 +187,7 @@ const en = {
   system_prompt: "System prompt", start_session: "Start session", new_session: "New session",
   session_started: "Session {id} created.", your_message: "Your message", send: "Send",
   barge_in: "Barge in (cancel)", streaming: "Streaming…", you: "Customer", assistant: "Agent AI",
-  end_reason: "ended: {reason}", tool_call: "Tool call", usage: "Usage", chat_empty: "Start a session, then type what the customer says.",
+  end_reason: "Ended: {reason}", tool_call: "Tool call", usage: "Usage", chat_empty: "Start a session, then type what the customer says.",
   brief: "Brief", generate: "Generate script", stop: "Stop", generating: "Generating…",
   chars_received: "{n} chars received", elapsed: "{s} s elapsed", script_result: "Generated script",
   script_done: "Done: {n} chars in {s} s.",
@@ -204,6 +219,24 @@ const en = {
   since_invalid: "Use YYYY-MM-DD HH:mm, e.g. 2026-12-01 09:30",
   rev_value: "Value", key_set_on_create: "(key set)",
   nlu_result_empty: "Fill in intents, slots and the utterance, then press Decide: the decision JSON and latency appear here.",
+  max_tokens: "max_tokens", temperature: "temperature", reasoning_effort: "reasoning_effort",
+  p50: "P50", p90: "P90", p99: "P99", tokens: "Tokens", finish_reason: "finish_reason",
+  completion_tokens: "completion_tokens", reasoning_tokens: "reasoning_tokens", prompt_tokens: "prompt_tokens",
+  colon: ": ", role_admin: "admin", role_service: "service", role_operator: "operator", role_viewer: "viewer",
+  tier_short_nlu: "NLU", tier_short_chat: "Chat", tier_short_script: "Script",
+  code_ok: "OK", code_truncated_by_reasoning: "Reasoning used the budget", code_truncated: "Truncated",
+  code_empty_output: "Empty output", code_invalid_json: "Invalid JSON", code_schema_mismatch: "Schema mismatch",
+  code_timeout: "Timeout", code_deadline_exceeded: "Deadline exceeded", code_upstream_error: "Upstream error",
+  code_connect_error: "Connection failed", code_cancelled: "Cancelled",
+  http_status: "HTTP status", reasoning_short: "reasoning {n}", n_records: "{n} records",
+  output_mode: "Output", output_audio: "Audio (sentences)", output_text: "Text (deltas)",
+  end_completed: "completed", end_cancelled: "cancelled", end_superseded: "superseded", end_timeout: "timed out",
+  end_error: "error", end_closed: "connection closed", end_aborted: "aborted", end_truncated: "truncated",
+  usage_line: "Usage: prompt {prompt} · completion {completion} · reasoning {reasoning}", tool_call_named: "Tool call: {name}",
+  sample_intent_agree: "The customer agrees and gives a time", sample_intent_refuse: "The customer refuses",
+  sample_slot_time: "When the customer is available", sample_utterance: "Tomorrow after 3 pm works for me",
+  sample_system_prompt: "You are a polite call-center agent on a follow-up call; answer briefly and conversationally.",
+  sample_brief: "A follow-up call script for a broadband provider: confirm the customer is happy with the installation and ask whether they need an extra router.",
 };
 
 const DICTS = { zh, en };
@@ -238,6 +271,15 @@ export function t(key, vars) {
 }
 
 export function tierLabel(tier) { return zh[`tier_${tier}`] ? t(`tier_${tier}`) : String(tier ?? ""); }
+
+/** Whether the dictionaries have `key` (labels fall back to the raw name otherwise). */
+export function has(key) { return Object.prototype.hasOwnProperty.call(zh, key); }
+
+/** A label for a wire name (a field, a code, a role) under `prefix`, else the name itself. */
+export function labelOf(prefix, name) { return has(`${prefix}${name}`) ? t(`${prefix}${name}`) : String(name ?? "—"); }
+
+/** The Accept-Language the server is asked to answer in (error messages, diagnostics). */
+export function acceptLanguage() { return lang === "zh" ? "zh-CN,zh;q=0.9" : "en"; }
 
 /** Translate static markup: data-i18n (text) and data-i18n-aria-label / -placeholder. */
 export function applyStatic(root = document) {

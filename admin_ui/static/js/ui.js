@@ -1,5 +1,5 @@
 // Small DOM helpers. Server data only ever reaches the page through textContent / attributes.
-import { t } from "./i18n.js";
+import { labelOf, t } from "./i18n.js";
 
 let uid = 0;
 export const nextId = (prefix = "f") => `${prefix}-${++uid}`;
@@ -80,7 +80,14 @@ export function badge(text, kind = "neutral", attrs = {}) {
   return h("span", { class: `badge badge-${kind}`, ...attrs }, text);
 }
 
-export const codeBadge = (code) => badge(code ?? "—", codeKind(code));
+/** A result code's label in the console's language; the code itself stays in `title` and `data-code`. */
+export const codeLabel = (code) => labelOf("code_", code);
+export const codeBadge = (code) => badge(codeLabel(code), codeKind(code), { title: code ?? "", "data-code": code ?? "" });
+
+// Wire names of a record's or a diagnostic's fields -> dictionary keys of their labels.
+const FIELD_KEYS = { at: "time", latency_ms: "latency", status: "http_status" };
+/** A field's label: its dictionary entry, else the field name (parameter names such as max_tokens). */
+export const fieldLabel = (name) => labelOf("", FIELD_KEYS[name] ?? name);
 
 /** A pretty-printed JSON block. */
 export function jsonBlock(value, attrs = {}) {
@@ -92,8 +99,9 @@ export function jsonBlock(value, attrs = {}) {
 /** An error banner (role=alert) from an Error / ApiError. */
 export function errorBanner(err, extra) {
   const msg = err && err.code === "network_error" ? t("network_error") : (err && err.message) || t("error_generic");
-  return h("div", { class: "banner banner-error", role: "alert" },
-    h("strong", {}, err && err.code && err.code !== "network_error" ? `${err.code}: ` : ""), msg, extra || null);
+  // The server words the message in the console's language; its code is for ops, in `title`.
+  return h("div", { class: "banner banner-error", role: "alert", title: err?.code || null, "data-code": err?.code || null },
+    msg, extra || null);
 }
 
 /** Diagnostic box: code, message, advice and the numbers behind it. */
@@ -101,11 +109,11 @@ export function diagnosticBox(d) {
   if (!d || typeof d !== "object") return null;
   const nums = ["finish_reason", "max_tokens", "completion_tokens", "reasoning_tokens", "status", "latency_ms"]
     .filter((k) => d[k] !== undefined && d[k] !== null)
-    .map((k) => h("div", { class: "kv" }, h("dt", {}, k), h("dd", {}, String(d[k]))));
+    .map((k) => h("div", { class: "kv" }, h("dt", {}, fieldLabel(k)), h("dd", {}, String(d[k]))));
   return h("div", { class: `diag-box diag-${codeKind(d.code)}` },
     h("div", { class: "diag-head" }, h("span", { class: "diag-label" }, t("diagnostic")), codeBadge(d.code)),
     d.message ? h("p", { class: "diag-message" }, d.message) : null,
-    d.advice ? h("p", { class: "diag-advice" }, h("strong", {}, `${t("advice")}：`), d.advice) : null,
+    d.advice ? h("p", { class: "diag-advice" }, h("strong", {}, `${t("advice")}${t("colon")}`), d.advice) : null,
     nums.length ? h("dl", { class: "kv-list" }, nums) : null);
 }
 

@@ -12,22 +12,21 @@
 from __future__ import annotations
 
 from callout_server.errors import Conflict, NotFound, ServiceUnavailable
+from callout_server.i18n import msg
 
 
 class SessionNotFound(NotFound):
     code = "session_not_found"
 
     def __init__(self, call_id: str) -> None:
-        super().__init__(f"no chat session for call_id {call_id!r} on this worker "
-                         "(expired, deleted, or the request reached another worker)")
+        super().__init__(msg("session_not_found", call_id=call_id))
 
 
 class SessionExists(Conflict):
     code = "session_exists"
 
     def __init__(self, call_id: str) -> None:
-        super().__init__(f"a chat session for call_id {call_id!r} already exists; "
-                         "DELETE it first to start over")
+        super().__init__(msg("session_exists", call_id=call_id))
 
 
 class StaleTurn(Conflict):
@@ -38,12 +37,12 @@ class UnknownToolCall(Conflict):
     code = "unknown_call_id"
 
     def __init__(self, call_id: str) -> None:
-        super().__init__(f"no pending tool call with call_id {call_id!r}")
+        super().__init__(msg("unknown_tool_call", call_id=call_id))
 
 
 class TooManySessions(ServiceUnavailable):
     code = "too_many_sessions"
 
-    def __init__(self, limit: int, what: str = "chat sessions", setting: str = "max_sessions") -> None:
-        super().__init__(f"this worker already holds {limit} {what} ([chat] {setting}); "
-                         "end finished calls with DELETE, or add workers")
+    def __init__(self, limit: int, *, in_bytes: bool = False) -> None:
+        super().__init__(msg("too_many_session_bytes" if in_bytes else "too_many_sessions",
+                             limit=limit))

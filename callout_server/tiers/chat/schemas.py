@@ -8,6 +8,7 @@ from typing import Any, Literal
 import orjson
 from pydantic import BaseModel, Field, field_validator
 
+from callout_server.i18n import invalid
 from callout_server.tiers.overrides import Overrides
 from callout_server.validation import INT4_MAX, RequestModel
 
@@ -38,7 +39,7 @@ class FunctionTool(RequestModel):
     def _json_schema_object(cls, v: dict[str, Any] | None) -> dict[str, Any] | None:
         # Vendors reject anything but an object schema here, with a far vaguer message.
         if v is not None and v.get("type", "object") != "object":
-            raise ValueError("parameters must be a JSON schema of type 'object'")
+            raise invalid("tool_parameters_object")
         return v
 
     def to_request(self) -> dict[str, Any]:
@@ -61,9 +62,9 @@ class SessionCreate(RequestModel):
         names = [t.name for t in tools]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
-            raise ValueError(f"duplicate function names {', '.join(dupes)}")
+            raise invalid("duplicate_functions", names=", ".join(dupes))
         if len(orjson.dumps([t.to_request() for t in tools])) > MAX_TOOLS_BYTES:
-            raise ValueError(f"larger than {MAX_TOOLS_BYTES // 1024} KB once encoded")
+            raise invalid("json_too_large", kb=MAX_TOOLS_BYTES // 1024)
         return tools
 
     def footprint(self) -> int:
@@ -93,7 +94,7 @@ class ToolOutputRequest(RequestModel):
     @classmethod
     def _bounded(cls, v: Any) -> Any:
         if len(cls.as_text(v)) > MAX_OUTPUT_CHARS:
-            raise ValueError(f"output longer than {MAX_OUTPUT_CHARS} characters")
+            raise invalid("output_too_long", limit=MAX_OUTPUT_CHARS)
         return v
 
     @staticmethod

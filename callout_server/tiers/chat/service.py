@@ -36,6 +36,7 @@ from typing import Any
 from callout_server.calllog.recorder import DiagnosticsRecorder
 from callout_server.calllog.records import record_call
 from callout_server.config.settings import ChatSettings
+from callout_server.i18n import current, msg
 from callout_server.llm.client import LLMClient
 from callout_server.llm.config import LLMConfig
 from callout_server.llm.diagnostics import Diagnostic, Locale
@@ -141,8 +142,7 @@ class ChatService:
             raise TooManySessions(self.settings.max_sessions)
         footprint = req.footprint()
         if self.held_bytes + footprint > self.settings.max_sessions_bytes:
-            raise TooManySessions(self.settings.max_sessions_bytes, "bytes of session prompts "
-                                  "and tools", "max_sessions_bytes")
+            raise TooManySessions(self.settings.max_sessions_bytes, in_bytes=True)
         summarise = self._summariser(req.call_id) if req.compact_history else None
         history = ChatHistory(req.system_prompt or None, size=req.history_turns,
                               compact_history=req.compact_history, summarise=summarise)
@@ -198,11 +198,10 @@ class ChatService:
         known = session.revisions.get(req.turn_id)
         if known is not None:
             if req.turn_id != session.turn_id:
-                raise StaleTurn(f"turn {req.turn_id!r} is no longer the newest turn",
-                                code="stale_turn")
+                raise StaleTurn(msg("stale_turn", turn_id=req.turn_id), code="stale_turn")
             if req.revision <= known:
-                raise StaleTurn(f"turn {req.turn_id!r} revision {req.revision} is not newer "
-                                f"than revision {known}")
+                raise StaleTurn(msg("stale_revision", turn_id=req.turn_id, revision=req.revision,
+                                    known=known))
         self._track(session.stop_run("superseded"))
         # A newer revision replaces its message in place; one evicted meanwhile is re-added.
         history.add_user_message(req.turn_id, req.text, req.revision)
@@ -261,7 +260,8 @@ class ChatService:
             session, turn_id=turn_id, output=output, open_stream=open_stream, record=record,
             batch_sentences=settings.batch_sentences,
             first_clause_min_chars=settings.first_clause_min_chars, apology=session.apology,
-            start_index=start_index, spoken_before=spoken_before, locale=self._locale)
+            start_index=start_index, spoken_before=spoken_before,
+            locale=current(self._locale))
         session.attach(run)
         run.start()
         return run

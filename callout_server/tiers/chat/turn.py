@@ -33,6 +33,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
+from callout_server.i18n import text
 from callout_server.llm.diagnostics import Diagnostic, Locale
 from callout_server.llm.errors import LLMCallError
 from callout_server.llm.events import Event, Finish, TextDelta, ToolCall
@@ -47,8 +48,6 @@ if TYPE_CHECKING:
     from callout_server.tiers.chat.session import ChatSession
 
 log = logging.getLogger(__name__)
-
-_INTERNAL = {"zh": "对话服务内部错误，本轮回复已结束", "en": "internal error in the chat service"}
 
 OpenStream = Callable[[], "LLMStream"]
 RecordCall = Callable[["LLMStream | None", Diagnostic | None, float], None]
@@ -70,7 +69,7 @@ class TurnRun:
         apology: str,
         start_index: int = 0,
         spoken_before: bool = False,
-        locale: Locale = "zh",
+        locale: Locale = "zh",  # the caller's: the language of the `end` event's error
     ) -> None:
         self.session = session
         self.turn_id = turn_id
@@ -149,11 +148,13 @@ class TurnRun:
         except Exception:
             log.exception("chat turn failed", extra={"call_id": self.session.call_id})
             self._finish("error", interrupted=True,
-                         error={"code": "internal_error", "message": _INTERNAL[self._locale]})
+                         error={"code": "internal_error",
+                                "message": text("chat_internal_error", self._locale)})
         finally:
             if not self.done:  # belt and braces: never leave a stream without its `end`
                 self._finish("error", interrupted=True,
-                             error={"code": "internal_error", "message": _INTERNAL[self._locale]})
+                             error={"code": "internal_error",
+                                    "message": text("chat_internal_error", self._locale)})
             try:
                 self._record(stream, diagnostic, started)
             except Exception:
@@ -214,7 +215,8 @@ class TurnRun:
             self.session.history.add_assistant_message(self._apology)
             self._sentences.clear()  # stored above as a complete message, not as interrupted
         self._finish(reason, interrupted=True,
-                     error={"code": diagnostic.code, "message": diagnostic.message})
+                     error={"code": diagnostic.code,
+                            "message": diagnostic.message_in(self._locale)})
 
     # -- output ---------------------------------------------------------------------------
 

@@ -6,6 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
+from callout_server.i18n import invalid
 from callout_server.tiers.overrides import Overrides
 from callout_server.validation import RequestModel
 
@@ -27,7 +28,7 @@ class Slot(RequestModel):
     @model_validator(mode="after")
     def _enum_needs_values(self) -> Slot:
         if self.type == "enum" and not self.values:
-            raise ValueError(f"slot {self.name!r}: type enum needs a non-empty `values` list")
+            raise invalid("enum_needs_values", slot=self.name)
         return self
 
 
@@ -51,14 +52,14 @@ class DecideRequest(RequestModel):
     @model_validator(mode="after")
     def _consistent(self) -> DecideRequest:
         if not self.intents and not self.slots:
-            raise ValueError("at least one of `intents` / `slots` is required")
+            raise invalid("intents_or_slots")
         for kind, items in (("intents", self.intents), ("slots", self.slots)):
             names = [i.name for i in items]
             if len(names) != len(set(names)):
-                raise ValueError(f"{kind}: names must be unique")
+                raise invalid("names_unique", kind=kind)
         if self.fallback_intent is not None and self.intents and \
                 self.fallback_intent not in {i.name for i in self.intents}:
-            raise ValueError("fallback_intent must be one of the offered intents")
+            raise invalid("fallback_not_offered")
         return self
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from callout_server.calllog.recorder import DiagnosticsRecorder
 from callout_server.calllog.records import record_call
+from callout_server.i18n import current
 from callout_server.llm.client import Completion, LLMClient
 from callout_server.llm.config import LLMConfig
 from callout_server.llm.diagnostics import Diagnostic, Locale
@@ -60,7 +61,8 @@ class NluService:
                 intent, confidence, slots = self._read(req, completion)
             except TimeoutError:
                 failure = _Failure(Diagnostic.make(
-                    "deadline_exceeded", self._locale, detail=f"deadline_ms={round(deadline_s * 1000)}",
+                    "deadline_exceeded", self._locale, reason="deadline",
+                    args={"deadline_ms": round(deadline_s * 1000)},
                     max_tokens=llm_req.max_tokens or cfg.max_tokens), retryable=False)
             except LLMCallError as exc:
                 failure = _Failure(exc.diagnostic, retryable=exc.retryable)
@@ -79,7 +81,8 @@ class NluService:
             raise ModelCallFailed(diagnostic)
         return Decision(intent=req.fallback_intent, confidence=None,
                         slots={s.name: None for s in req.slots}, fallback=True, model=cfg.model,
-                        latency_ms=_ms_since(started), diagnostic=diagnostic.to_dict())
+                        latency_ms=_ms_since(started),
+                        diagnostic=diagnostic.to_dict(current(self._locale)))
 
     def _read(self, req: DecideRequest, completion: Completion) -> tuple[str | None, float | None, dict[str, Any]]:
         try:
@@ -90,14 +93,14 @@ class NluService:
                     "truncated", self._locale, max_tokens=completion.max_tokens,
                     finish_reason="length"), retryable=False) from exc
             raise _Failure(Diagnostic.make(
-                "invalid_json", self._locale, detail=f"{exc.reason}",
+                "invalid_json", self._locale, reason=f"json_{exc.reason}",
                 finish_reason=completion.finish_reason, max_tokens=completion.max_tokens,
                 completion_tokens=completion.usage.completion_tokens), retryable=True) from exc
         try:
             return validate_answer(req, answer)
         except SchemaMismatch as exc:
-            raise _Failure(Diagnostic.make("schema_mismatch", self._locale, detail=str(exc),
-                                           finish_reason=completion.finish_reason),
+            raise _Failure(Diagnostic.make("schema_mismatch", self._locale, reason=exc.reason,
+                                           args=exc.values, finish_reason=completion.finish_reason),
                            retryable=False) from exc
 
     def _record(self, req: DecideRequest, cfg: LLMConfig, diagnostic: Diagnostic | None,

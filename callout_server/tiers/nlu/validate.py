@@ -9,13 +9,26 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any
+from typing import Any, ClassVar
 
 from callout_server.tiers.nlu.schemas import DecideRequest, Slot
 
 
 class SchemaMismatch(ValueError):
-    """The answer is valid JSON but not a decision for this node; `str()` says why."""
+    """The answer is valid JSON but not a decision for this node.
+
+    `reason` and `args` say why (a diagnostic reason, rendered per language); `str()` is
+    the English of it, for logs.
+    """
+
+    _EN: ClassVar[dict[str, str]] = {"intent_missing": "intent missing or not a string: {value}",
+           "intent_not_offered": "intent '{value}' is not one of the offered intents {names}",
+           "slots_not_object": "slots is a {kind}, not an object"}
+
+    def __init__(self, reason: str, **args: Any) -> None:
+        super().__init__(self._EN[reason].format(**args))
+        self.reason = reason
+        self.values = args
 
 
 _TRUE = {"true", "yes", "y", "1", "是", "对", "有", "同意", "需要"}
@@ -74,14 +87,14 @@ def _intent(req: DecideRequest, answer: dict[str, Any]) -> str | None:
         return None
     raw = answer.get("intent")
     if not isinstance(raw, str) or not raw.strip():
-        raise SchemaMismatch(f"intent missing or not a string: {str(raw)[:60]!r}")
+        raise SchemaMismatch("intent_missing", value=repr(str(raw)[:60]))
     names = [i.name for i in req.intents]
     if raw in names:
         return raw
     folded = [n for n in names if n.casefold() == raw.strip().casefold()]
     if len(folded) == 1:
         return folded[0]
-    raise SchemaMismatch(f"intent {raw[:60]!r} is not one of the offered intents {names}")
+    raise SchemaMismatch("intent_not_offered", value=raw[:60], names=str(names))
 
 
 def _confidence(answer: dict[str, Any]) -> float | None:
@@ -96,6 +109,6 @@ def validate_answer(req: DecideRequest, answer: dict[str, Any]) -> tuple[str | N
     if raw_slots is None:
         raw_slots = {}
     if not isinstance(raw_slots, dict):
-        raise SchemaMismatch(f"slots is a {type(raw_slots).__name__}, not an object")
+        raise SchemaMismatch("slots_not_object", kind=type(raw_slots).__name__)
     slots = {s.name: coerce_slot(s, raw_slots.get(s.name)) for s in req.slots}
     return intent, _confidence(answer), slots

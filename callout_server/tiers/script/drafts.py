@@ -9,6 +9,7 @@ from sqlalchemy import delete, select, update
 from callout_server.db.base import utcnow
 from callout_server.db.engine import Database
 from callout_server.errors import Conflict, NotFound
+from callout_server.i18n import msg
 from callout_server.tiers.script.models import ScriptDraft
 from callout_server.tiers.script.schemas import Draft, DraftUpdate
 from callout_server.validation import storable
@@ -49,7 +50,7 @@ class DraftStore:
         async with self._db.session() as s:
             row = await s.get(ScriptDraft, draft_id)
             if row is None:
-                raise NotFound(f"script draft {draft_id} not found")
+                raise NotFound(msg("draft_not_found", draft_id=draft_id))
             return to_schema(row)
 
     async def update(self, draft_id: int, change: DraftUpdate, actor: str) -> Draft:
@@ -65,9 +66,9 @@ class DraftStore:
             if result.scalar_one_or_none() is None:
                 current = await s.get(ScriptDraft, draft_id)
                 if current is None:
-                    raise NotFound(f"script draft {draft_id} not found")
-                raise Conflict(f"script draft {draft_id} was changed by someone else "
-                               f"(version {current.version}, you sent {change.version})",
+                    raise NotFound(msg("draft_not_found", draft_id=draft_id))
+                raise Conflict(msg("draft_version_conflict", draft_id=draft_id,
+                                   current=current.version, sent=change.version),
                                code="version_conflict", current_version=current.version)
         return await self.get(draft_id)
 
@@ -75,4 +76,4 @@ class DraftStore:
         async with self._db.session() as s:
             result = await s.execute(delete(ScriptDraft).where(ScriptDraft.id == draft_id))
             if not result.rowcount:  # type: ignore[attr-defined]
-                raise NotFound(f"script draft {draft_id} not found")
+                raise NotFound(msg("draft_not_found", draft_id=draft_id))

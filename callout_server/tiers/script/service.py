@@ -14,6 +14,7 @@ from typing import Any
 
 from callout_server.calllog.recorder import DiagnosticsRecorder
 from callout_server.calllog.records import record_call
+from callout_server.i18n import current, text
 from callout_server.llm.client import LLMClient
 from callout_server.llm.config import LLMConfig
 from callout_server.llm.diagnostics import Diagnostic, Locale
@@ -70,10 +71,11 @@ class ScriptService:
                                         model=done.model or cfg.model)
         except Exception:  # a minute of generation is not thrown away over a failed save
             log.exception("script draft could not be saved")
-            draft_error = "the draft could not be saved"
+            draft_error = text("draft_not_saved", current(self._locale))
         return GenerateResult(script=done.text, complete=diagnostic is None,
                               model=done.model or cfg.model, usage=done.usage.to_dict(),
-                              diagnostic=diagnostic.to_dict() if diagnostic else None,
+                              diagnostic=diagnostic.to_dict(current(self._locale))
+                              if diagnostic else None,
                               draft_id=draft_id, draft_error=draft_error)
 
     async def stream(self, req: GenerateRequest, actor: str) -> AsyncIterator[StreamEvent]:
@@ -91,6 +93,7 @@ class ScriptService:
         end: dict[str, Any] = {"reason": "completed", "error": None, "diagnostic": None,
                                "draft_id": None}
         upstream = self._llm.stream(cfg, llm_request(req))
+        locale = current(self._locale)  # the caller's, read before the stream is iterated
         try:
             async with upstream as st:
                 async for event in st:
@@ -108,7 +111,8 @@ class ScriptService:
                                       ttft_ms=_ms(upstream.ttft_ms), vendor=upstream.dialect)
             d = diagnostic or exc.diagnostic
             end |= {"reason": "timeout" if d.code in TIMEOUT_CODES else "error",
-                    "error": {"code": d.code, "message": d.message}, "diagnostic": d.to_dict()}
+                    "error": {"code": d.code, "message": d.message_in(locale)},
+                    "diagnostic": d.to_dict(locale)}
         except BaseException:
             # Disconnect (cancellation) or a bug: log it, then let it propagate; a
             # disconnected client cannot receive an `end` anyway.
@@ -123,15 +127,16 @@ class ScriptService:
             script = "".join(text)
             if diagnostic is not None:
                 end |= {"reason": "truncated" if script else "error",
-                        "error": {"code": diagnostic.code, "message": diagnostic.message},
-                        "diagnostic": diagnostic.to_dict()}
+                        "error": {"code": diagnostic.code,
+                                  "message": diagnostic.message_in(locale)},
+                        "diagnostic": diagnostic.to_dict(locale)}
             if script:
                 try:
                     end["draft_id"] = await self._save(
                         req, actor, cfg, script, "".join(reasoning),
                         complete=diagnostic is None, usage=usage, model=cfg.model)
                 except Exception:  # the script was streamed; a failed save must not lose `end`
-                    end["draft_error"] = "the draft could not be saved"
+                    end["draft_error"] = text("draft_not_saved", locale)
         yield StreamEvent("usage", usage)
         yield StreamEvent("end", end)
 

@@ -1,10 +1,9 @@
 // #/ai/diagnostics: summary per tier and code (with a small SVG chart) and the keyset-paged record list.
 import { get, qs } from "../api.js";
-import { fmtNum, fmtTime, t, tierLabel } from "../i18n.js";
-import { TRUNCATION_CODES, badge, codeBadge, codeKind, errorBanner, field, h, pageHeader, replace, setBusy } from "../ui.js";
+import { fmtNum, fmtTime, labelOf, t, tierLabel } from "../i18n.js";
+import { TRUNCATION_CODES, badge, codeBadge, codeKind, codeLabel, errorBanner, field, fieldLabel, h, pageHeader, replace, setBusy } from "../ui.js";
 
 const TIERS = ["nlu", "chat", "script"];
-const SHORT_TIER = { nlu: "NLU", chat: "Chat", script: "Script" };
 export const CODES = ["ok", "truncated_by_reasoning", "truncated", "empty_output", "invalid_json", "schema_mismatch",
   "timeout", "deadline_exceeded", "upstream_error", "connect_error", "cancelled"];
 const DETAIL_FIELDS = ["at", "tier", "code", "model", "vendor", "config_id", "call_id", "node_id", "finish_reason",
@@ -22,7 +21,7 @@ export function render(main, ctx) {
   const fTier = field({ label: t("tier"), name: "tier", value: q.get("tier") || "",
     options: [{ value: "", label: t("all") }, ...TIERS.map((x) => ({ value: x, label: tierLabel(x) }))] });
   const fCode = field({ label: t("code"), name: "code", value: q.get("code") || "",
-    options: [{ value: "", label: t("all") }, ...CODES.map((x) => ({ value: x, label: x }))] });
+    options: [{ value: "", label: t("all") }, ...CODES.map((x) => ({ value: x, label: codeLabel(x) }))] });
   const fModel = field({ label: t("model"), name: "model", value: q.get("model") || "", attrs: { autocomplete: "off", spellcheck: "false" } });
   const fCall = field({ label: t("call_id"), name: "call_id", value: q.get("call_id") || "", attrs: { autocomplete: "off", spellcheck: "false" } });
   // A text field in one fixed format: a datetime-local input shows the browser's own
@@ -91,7 +90,7 @@ export function render(main, ctx) {
       nextBefore = body?.next_before_id ?? null;
       olderBtn.hidden = nextBefore === null || nextBefore === undefined;
       const n = tbody.children.length;
-      listStatus.textContent = n ? `${fmtNum(n)} ${t("records")}${olderBtn.hidden ? ` · ${t("end_of_records")}` : ""}` : t("no_records");
+      listStatus.textContent = n ? `${t("n_records", { n: fmtNum(n) })}${olderBtn.hidden ? ` · ${t("end_of_records")}` : ""}` : t("no_records");
     } catch (e) {
       if (alive) replace(listStatus, errorBanner(e));
     } finally { setBusy(more ? olderBtn : applyBtn, false); }
@@ -104,18 +103,18 @@ export function render(main, ctx) {
     h("time", { datetime: r.at || "" }, fmtTime(r.at)));
     const tokens = [r.completion_tokens, r.reasoning_tokens, r.max_tokens].some((x) => x != null)
       ? [`${r.completion_tokens ?? "—"} / ${r.max_tokens ?? "—"}`,
-        r.reasoning_tokens ? h("div", { class: "cell-sub", title: "reasoning_tokens" }, `reasoning ${r.reasoning_tokens}`) : null] : "—";
+        r.reasoning_tokens ? h("div", { class: "cell-sub", title: "reasoning_tokens" }, t("reasoning_short", { n: r.reasoning_tokens })) : null] : "—";
     return h("tr", { class: `diag-row code-${codeKind(r.code)}${trunc ? " row-truncated" : ""}`, "data-record-id": r.id, "data-code": r.code || "" },
       h("td", { class: "cell-time" }, open),
-      h("td", {}, SHORT_TIER[r.tier] ?? r.tier ?? "—"),
-      h("td", {}, trunc ? badge(`⚠ ${r.code}`, "warn", { class: "badge badge-strong", title: t("truncation_badge") }) : codeBadge(r.code),
+      h("td", {}, labelOf("tier_short_", r.tier)),
+      h("td", {}, trunc ? badge(`⚠ ${codeLabel(r.code)}`, "warn", { class: "badge badge-strong", title: `${t("truncation_badge")} · ${r.code}`, "data-code": r.code }) : codeBadge(r.code),
         h("div", { class: "cell-sub mono narrow-only" }, r.model ?? "")),
       h("td", { class: "mono col-model" }, r.model ?? "—"),
       h("td", { class: "mono" }, r.call_id ?? "—", r.node_id ? h("div", { class: "cell-sub" }, r.node_id) : null),
       h("td", { class: "num" }, r.latency_ms == null ? "—" : `${fmtNum(r.latency_ms)} ms`),
       h("td", { class: "num" }, tokens),
       h("td", { class: "cell-message" }, h("div", { class: "truncate-2" }, r.message ?? ""),
-        trunc && r.advice ? h("div", { class: "cell-advice" }, `${t("advice")}：${r.advice}`) : null));
+        trunc && r.advice ? h("div", { class: "cell-advice" }, `${t("advice")}${t("colon")}${r.advice}`) : null));
   }
 
   function closeDetail() {
@@ -144,10 +143,10 @@ export function render(main, ctx) {
       h("div", { class: `diag-box diag-${codeKind(r.code)}` },
         h("div", { class: "diag-head" }, codeBadge(r.code), trunc ? badge(t("truncation_badge"), "warn") : null),
         r.message ? h("p", { class: "diag-message" }, r.message) : null,
-        r.advice ? h("p", { class: "diag-advice", "data-testid": "diag-advice" }, h("strong", {}, `${t("advice")}：`), r.advice) : null,
+        r.advice ? h("p", { class: "diag-advice", "data-testid": "diag-advice" }, h("strong", {}, `${t("advice")}${t("colon")}`), r.advice) : null,
         trunc ? h("p", { class: "diag-numbers" }, t("truncation_explain", { completion: r.completion_tokens ?? "—", max: r.max_tokens ?? "—", reasoning: r.reasoning_tokens ?? "—" })) : null),
       h("dl", { class: "kv-list kv-cols" }, [...DETAIL_FIELDS, ...extra].filter((k) => r[k] !== undefined).map((k) => h("div", { class: `kv${["max_tokens", "completion_tokens", "reasoning_tokens", "finish_reason"].includes(k) && trunc ? " kv-strong" : ""}` },
-        h("dt", {}, k), h("dd", { class: "mono" }, k === "at" ? fmtTime(r[k]) : r[k] === null ? "—" : typeof r[k] === "object" ? JSON.stringify(r[k]) : String(r[k])))))));
+        h("dt", {}, fieldLabel(k)), h("dd", { class: "mono" }, detailValue(k, r[k])))))));
     btn.setAttribute("aria-controls", panel.id);
     tr.after(h("tr", { class: `detail-row${trunc ? " row-truncated" : ""}` }, h("td", { colspan: 8 }, panel)));
     heading.focus();
@@ -179,6 +178,15 @@ export function parseLocalTime(text) {
   if (at.getFullYear() !== Number(y) || at.getMonth() !== Number(mo) - 1 || at.getDate() !== Number(d)
     || at.getHours() !== Number(hh) || at.getMinutes() !== Number(mi)) return null;
   return at;
+}
+
+/** A record field's value as the detail panel shows it: times and codes in the console's language. */
+function detailValue(k, v) {
+  if (v === null || v === undefined) return "—";
+  if (k === "at") return fmtTime(v);
+  if (k === "code") return `${codeLabel(v)} (${v})`;
+  if (k === "tier") return tierLabel(v);
+  return typeof v === "object" ? JSON.stringify(v) : String(v);
 }
 
 /** Tolerant summary shape: tiers as {tier: {...}} or [{tier, ...}]; codes as {code: n} or [{code, count}]. */
@@ -219,13 +227,13 @@ function codeChart(s) {
   const height = s.codes.length * rowH + 4;
   const title = t("codes_chart", { tier: tierLabel(s.tier) });
   const svg = h("svg:svg", { viewBox: `0 0 ${width} ${height}`, width: "100%", class: "chart", role: "img",
-    "aria-label": `${title}: ${s.codes.map(([c, n]) => `${c} ${n}`).join(", ")}`, preserveAspectRatio: "xMinYMin meet" },
+    "aria-label": `${title}${t("colon")}${s.codes.map(([c, n]) => `${codeLabel(c)} ${n}`).join(", ")}`, preserveAspectRatio: "xMinYMin meet" },
   h("svg:title", {}, title));
   s.codes.forEach(([code, n], i) => {
     const y = i * rowH + 2;
     const w = Math.max(2, Math.round((n / max) * barMax));
     svg.append(
-      h("svg:text", { x: labelW - 8, y: y + 14, "text-anchor": "end", class: "chart-label" }, code),
+      h("svg:text", { x: labelW - 8, y: y + 14, "text-anchor": "end", class: "chart-label", "data-code": code }, h("svg:title", {}, code), codeLabel(code)),
       h("svg:rect", { x: labelW, y: y + 3, width: w, height: rowH - 8, rx: 3, class: `bar bar-${codeKind(code)}` }),
       h("svg:text", { x: labelW + w + 6, y: y + 14, class: "chart-value" }, fmtNum(n)));
   });

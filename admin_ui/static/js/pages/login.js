@@ -34,7 +34,7 @@ export function render(main, ctx) {
       setBusy(submit, false);
       if (e.status === 401 || e.status === 403) status.textContent = t("login_failed");
       else if (e.code === "network_error") status.textContent = t("network_error");
-      else status.textContent = `${e.code ? `${e.code}: ` : ""}${e.message || t("error_generic")}`;
+      else status.textContent = e.message || t("error_generic");
       pass.input.select();
       pass.input.focus();
     }

@@ -1,7 +1,7 @@
 // #/ai/models: active configuration per tier, the list, edit / activate / delete / test / history.
 import { del, get, post, put } from "../api.js";
-import { fmtNum, fmtTime, t, tierLabel } from "../i18n.js";
-import { badge, confirmDialog, diagnosticBox, errorBanner, h, pageHeader, replace, setBusy, toast } from "../ui.js";
+import { fmtNum, fmtTime, labelOf, t, tierLabel } from "../i18n.js";
+import { badge, confirmDialog, diagnosticBox, errorBanner, fieldLabel, h, pageHeader, replace, setBusy, toast } from "../ui.js";
 import { TIERS, openEditor } from "./model_form.js";
 
 // Fields a rollback may restore (never key material, never bookkeeping).
@@ -11,7 +11,6 @@ const KEY_FIELDS = new Set(["api_key", "api_key_masked", "has_api_key", "api_key
 const WRITABLE = ["tier", "name", "base_url", "model", "api_style", "timeout_s", "max_tokens", "temperature",
   "enable_thinking", "reasoning_effort", "extra_params"];
 
-const SHORT_TIER = { nlu: "NLU", chat: "Chat", script: "Script" };
 const items = (body) => (Array.isArray(body) ? body : Array.isArray(body?.items) ? body.items : []);
 const show = (v) => (v === null || v === undefined ? "null" : typeof v === "object" ? JSON.stringify(v) : String(v));
 
@@ -53,7 +52,7 @@ export function render(main) {
           h("div", { class: "kv" }, h("dt", {}, t("name")), h("dd", {}, c.name || "—")),
           h("div", { class: "kv" }, h("dt", {}, t("model")), h("dd", { class: "mono" }, c.model || "—")),
           h("div", { class: "kv" }, h("dt", {}, t("base_url")), h("dd", { class: "mono truncate", title: c.base_url || "" }, c.base_url || "—")),
-          h("div", { class: "kv" }, h("dt", {}, "max_tokens"), h("dd", {}, fmtNum(c.max_tokens))),
+          h("div", { class: "kv" }, h("dt", {}, t("max_tokens")), h("dd", {}, fmtNum(c.max_tokens))),
           h("div", { class: "kv" }, h("dt", {}, t("enable_thinking")), h("dd", {},
             c.enable_thinking === true ? t("thinking_on") : c.enable_thinking === false ? t("thinking_off") : t("thinking_default"))))
           : h("p", { class: "muted" }, t("no_active")));
@@ -78,7 +77,7 @@ export function render(main) {
       "aria-label": `${label === t("test_short") ? t("test") : label}: ${c.name}`, onclick: (ev) => fn(ev.currentTarget) }, label);
     return h("tr", { "data-config-id": c.id, class: c.is_active ? "row-active" : "" },
       h("th", { scope: "row" }, h("div", { class: "cell-name" }, c.name), h("div", { class: "cell-sub mono truncate", title: c.base_url }, c.base_url)),
-      h("td", { class: "nowrap", title: tierLabel(c.tier) }, SHORT_TIER[c.tier] ?? tierLabel(c.tier)),
+      h("td", { class: "nowrap", title: tierLabel(c.tier) }, labelOf("tier_short_", c.tier)),
       h("td", { class: "mono cell-model" }, c.model, c.vendor ? h("div", { class: "cell-sub" }, c.vendor) : null),
       h("td", { class: "mono" }, c.has_api_key === false || !c.api_key_masked ? h("span", { class: "muted" }, t("key_none")) : c.api_key_masked),
       h("td", {}, c.is_active ? badge(t("active"), "ok") : badge(t("inactive"), "neutral"),
@@ -106,14 +105,14 @@ export function render(main) {
     if (!(await confirmDialog(t("confirm_activate", { name: c.name, tier: tierLabel(c.tier) })))) return;
     setBusy(btn, true);
     try { await post(`/api/admin/llm-configs/${encodeURIComponent(c.id)}/activate`); toast(t("activated", { name: c.name }), "ok"); }
-    catch (e) { toast(`${t("error_generic")}: ${e.message}`, "error"); }
+    catch (e) { toast(`${t("error_generic")}${t("colon")}${e.message}`, "error"); }
     refresh();
   }
 
   async function remove(c) {
     if (!(await confirmDialog(t("confirm_delete", { name: c.name }), { confirmLabel: t("delete"), danger: true }))) return;
     try { await del(`/api/admin/llm-configs/${encodeURIComponent(c.id)}`); toast(t("deleted", { name: c.name }), "ok"); }
-    catch (e) { toast(`${t("error_generic")}: ${e.message}`, "error"); }
+    catch (e) { toast(`${t("error_generic")}${t("colon")}${e.message}`, "error"); }
     if (detail.dataset.configId === String(c.id)) detail.hidden = true;
     refresh();
   }
@@ -181,7 +180,7 @@ export function render(main) {
         h("thead", {}, h("tr", {}, (created ? [t("field"), t("rev_value")] : [t("field"), t("old_value"), t("new_value")])
           .map((x) => h("th", { scope: "col" }, x)))),
         h("tbody", {}, r.changes.map((x) => h("tr", {},
-          h("th", { scope: "row", class: "mono" }, x.field),
+          h("th", { scope: "row", class: "mono", "data-field": x.field }, fieldLabel(x.field)),
           KEY_FIELDS.has(x.field) ? h("td", { colspan: created ? 1 : 2, class: "muted" }, created ? t("key_set_on_create") : t("key_changed"))
             : [created ? null : h("td", { class: "mono diff-old" }, x.hasOld ? show(x.old) : "—"),
               h("td", { class: "mono diff-new" }, x.hasNew ? show(x.new) : "—")]))))
@@ -206,7 +205,7 @@ export function render(main) {
     } catch (e) {
       setBusy(btn, false);
       toast(e.status === 409 ? t("version_conflict") : e.code === "api_key_required" ? t("rollback_needs_key")
-        : `${t("error_generic")}: ${e.message}`, "error");
+        : `${t("error_generic")}${t("colon")}${e.message}`, "error");
     }
   }
 

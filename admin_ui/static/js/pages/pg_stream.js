@@ -1,9 +1,12 @@
 // Playground streams: chat turns (sentences as TTS receives them, with barge-in) and script generation.
 import { post, request } from "../api.js";
-import { fmtNum, t } from "../i18n.js";
+import { fmtNum, labelOf, t } from "../i18n.js";
 import { readSse } from "../sse.js";
 import { badge, diagnosticBox, errorBanner, field, h, jsonBlock, randomId, replace, setBusy } from "../ui.js";
 
+// An end reason in the console's language ("completed" -> 已完成); the reason stays in data-reason.
+const endText = (reason) => t("end_reason", { reason: labelOf("end_", reason) });
+const usageText = (d) => t("usage_line", { prompt: d.prompt_tokens ?? "—", completion: d.completion_tokens ?? "—", reasoning: d.reasoning_tokens ?? "—" });
 const endKind = (reason) => (reason === "completed" ? "ok" : reason === "cancelled" || reason === "superseded" ? "warn" : "error");
 
 export function renderChat(panel) {
@@ -11,9 +14,9 @@ export function renderChat(panel) {
   let turnNo = 0;
   let inflight = null;  // {turnId, controller, cancelTimer}
   const sys = field({ label: t("system_prompt"), name: "system_prompt", type: "textarea",
-    value: "你是一名礼貌的电话回访坐席，回答简短、口语化。", attrs: { rows: 3 } });
-  const output = field({ label: "output", name: "output", value: "audio",
-    options: [{ value: "audio", label: "audio (sentence)" }, { value: "text", label: "text (text_delta)" }] });
+    value: t("sample_system_prompt"), attrs: { rows: 3 } });
+  const output = field({ label: t("output_mode"), name: "output", value: "audio",
+    options: [{ value: "audio", label: t("output_audio") }, { value: "text", label: t("output_text") }] });
   const sessionInfo = h("p", { class: "muted", role: "status", "data-testid": "chat-session" });
   const startBtn = h("button", { type: "button", class: "btn btn-primary", onclick: start }, t("start_session"));
   const transcript = h("ol", { class: "transcript", "aria-live": "polite", "aria-relevant": "additions text", "data-testid": "transcript" },
@@ -62,8 +65,9 @@ export function renderChat(panel) {
     let ended = false;
     const finish = (reason, error) => {
       ended = true;
-      replace(meta, badge(t("end_reason", { reason }), endKind(reason), { "data-testid": "turn-end", "data-reason": reason }),
-        error ? h("span", { class: "muted" }, ` ${error.code ?? ""} ${error.message ?? ""}`) : null, ...[...meta.querySelectorAll(".usage")]);
+      replace(meta, badge(endText(reason), endKind(reason), { "data-testid": "turn-end", "data-reason": reason }),
+        error ? h("span", { class: "muted", title: error.code ?? "", "data-code": error.code ?? "" }, ` ${error.message ?? ""}`) : null,
+        ...[...meta.querySelectorAll(".usage")]);
     };
     try {
       const resp = await request("POST", `/api/chat/sessions/${encodeURIComponent(callId)}/turns`,
@@ -76,9 +80,9 @@ export function renderChat(panel) {
         } else if (event === "text_delta") {
           delta.textContent += d.text ?? (typeof data === "string" ? data : "");
         } else if (event === "tool_call") {
-          bubble.insertBefore(h("div", { class: "tool-call" }, h("strong", {}, `${t("tool_call")}: ${d.name ?? "?"}`), jsonBlock(d.arguments ?? {})), meta);
+          bubble.insertBefore(h("div", { class: "tool-call" }, h("strong", {}, t("tool_call_named", { name: d.name ?? "?" })), jsonBlock(d.arguments ?? {})), meta);
         } else if (event === "usage") {
-          meta.append(h("span", { class: "usage muted" }, ` ${t("usage")}: prompt ${d.prompt_tokens ?? "—"} · completion ${d.completion_tokens ?? "—"} · reasoning ${d.reasoning_tokens ?? "—"}`));
+          meta.append(h("span", { class: "usage muted" }, ` ${usageText(d)}`));
         } else if (event === "end") {
           finish(d.reason ?? "completed", d.error);
           if (d.diagnostic) bubble.append(diagnosticBox(d.diagnostic));
@@ -121,7 +125,7 @@ export function renderChat(panel) {
 
 export function renderScript(panel) {
   const brief = field({ label: t("brief"), name: "brief", type: "textarea", required: true,
-    value: "给一家宽带运营商写一段回访话术：确认安装满意度，询问是否需要加装路由器。", attrs: { rows: 4 } });
+    value: t("sample_brief"), attrs: { rows: 4 } });
   const genBtn = h("button", { type: "submit", class: "btn btn-primary" }, t("generate"));
   const stopBtn = h("button", { type: "button", class: "btn", disabled: true }, t("stop"));
   const progress = h("div", { class: "progress-line", role: "status", "aria-live": "polite", "data-testid": "script-progress" });
@@ -164,15 +168,15 @@ export function renderScript(panel) {
           reason = d.reason ?? "completed";
           if (d.error) extra.append(errorBanner({ code: d.error.code, message: d.error.message }));
         } else if (event === "usage") {
-          extra.append(h("p", { class: "muted" }, `${t("usage")}: prompt ${d.prompt_tokens ?? "—"} · completion ${d.completion_tokens ?? "—"} · reasoning ${d.reasoning_tokens ?? "—"}`));
+          extra.append(h("p", { class: "muted" }, usageText(d)));
         }
         const diag = d.diagnostic ?? (event === "diagnostic" ? d : null);
         if (diag) extra.append(diagnosticBox(diag));
       }
       progress.textContent = t("script_done", { n: fmtNum(chars), s: secs() });
-      if (reason && reason !== "completed") extra.prepend(badge(t("end_reason", { reason }), endKind(reason)));
+      if (reason && reason !== "completed") extra.prepend(badge(endText(reason), endKind(reason), { "data-reason": reason }));
     } catch (e) {
-      if (e.name === "AbortError") progress.textContent = `${t("end_reason", { reason: "cancelled" })} · ${t("chars_received", { n: fmtNum(chars) })}`;
+      if (e.name === "AbortError") progress.textContent = `${endText("cancelled")} · ${t("chars_received", { n: fmtNum(chars) })}`;
       else { progress.textContent = ""; extra.append(errorBanner(e), diagnosticBox(e.error?.diagnostic)); }
     } finally {
       clearInterval(timer);

@@ -55,7 +55,7 @@ function renderNlu(panel) {
   const intentRows = h("div", { class: "rows", "data-testid": "intent-rows" });
   const slotRows = h("div", { class: "rows", "data-testid": "slot-rows" });
   const fallback = field({ label: t("fallback_intent"), name: "fallback_intent", value: "", options: [{ value: "", label: t("fallback_none") }] });
-  const utter = field({ label: t("utterance"), name: "utterance", type: "textarea", value: "明天下午三点以后都可以", required: true, attrs: { rows: 2 } });
+  const utter = field({ label: t("utterance"), name: "utterance", type: "textarea", value: t("sample_utterance"), required: true, attrs: { rows: 2 } });
   const nodeId = field({ label: t("node_id"), name: "node_id", value: "playground" });
   const status = h("div", { class: "form-status", role: "alert" });
   const result = h("div", { class: "result", "aria-live": "polite", "data-testid": "nlu-result" },
@@ -94,9 +94,9 @@ function renderNlu(panel) {
     slotRows.append(row);
     if (focus) n.input.focus();
   }
-  addIntent("agree", "客户同意并给出时间");
-  addIntent("refuse", "客户拒绝");
-  addSlot("time", "string", "", "客户方便的时间");
+  addIntent("agree", t("sample_intent_agree"));
+  addIntent("refuse", t("sample_intent_refuse"));
+  addSlot("time", "string", "", t("sample_slot_time"));
 
   const form = h("form", { class: "pg-form", novalidate: true },
     h("fieldset", {}, h("legend", {}, t("intents")), intentRows,

@@ -1,0 +1,209 @@
+"""Every sentence the server says to a caller, in Chinese and English, by a stable key.
+
+An error raised anywhere carries a `Msg` (key + values), never finished text; the error
+handlers render it in the caller's language (`locale.current()`). Values are filled with
+`str.format` fields (`{config_id}`); a field that is not given shows as `?`.
+
+Rules the tests hold for every entry: both languages, the same fields in both, no
+full-width punctuation or Chinese in English, no English words in Chinese (identifiers such
+as `max_tokens`, `api_key` or `HTTP` are names, not words, and stay as they are).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from callout_server.i18n.locale import Locale
+
+# key -> (zh, en)
+MESSAGES: dict[str, tuple[str, str]] = {
+    # -- the envelope ---------------------------------------------------------------------
+    "internal_error": ("服务器内部错误，详情见服务器日志",
+                       "internal server error; the server log has the details"),
+    "invalid_request": ("请求无效：{summary}", "invalid request: {summary}"),
+    "not_found": ("没有这个资源", "not found"),
+    "method_not_allowed": ("此地址不支持该请求方法", "method not allowed"),
+    "invalid_body": ("无法解析请求体（不是 UTF-8 编码的 JSON）",
+                     "there was an error parsing the body (not UTF-8 encoded JSON)"),
+    "payload_too_large": ("请求体超过 {limit} 字节（见 docs/configuration.md 中的 [server] max_body_bytes）",
+                          "request body larger than {limit} bytes "
+                          "(see [server] max_body_bytes in docs/configuration.md)"),
+    "json_invalid_at": ("JSON 无效：第 {line} 行第 {column} 列，{reason}",
+                        "invalid JSON at line {line} column {column}: {reason}"),
+    # -- who is calling -------------------------------------------------------------------
+    "bearer_expected": ("认证头格式应为 'Authorization: Bearer <token>'",
+                        "expected 'Authorization: Bearer <token>'"),
+    "invalid_token": ("Bearer token 无效", "invalid bearer token"),
+    "auth_required": ("需要认证：Bearer token 或控制台会话",
+                      "authentication required: a bearer token or a console session"),
+    "session_expired": ("控制台会话已过期或已退出登录",
+                        "the console session has expired or was signed out"),
+    "csrf_failed": ("缺少 {header} 请求头或其值不对（从 GET /api/auth/me 获取）",
+                    "missing or wrong {header} header (get it from GET /api/auth/me)"),
+    "admin_required": ("此接口需要管理员凭据，服务 token 不够",
+                       "this route needs admin credentials; a service token is not enough"),
+    "invalid_credentials": ("用户名或密码错误", "invalid username or password"),
+    "too_many_logins": ("登录失败次数过多，请稍后再试", "too many failed logins; try again later"),
+    "database_unavailable": ("数据库暂时不可用，请稍后重试",
+                             "the database is unavailable; try again shortly"),
+    # -- model configurations -------------------------------------------------------------
+    "config_not_found": ("模型配置 {config_id} 不存在", "model configuration {config_id} not found"),
+    "version_conflict": (
+        "模型配置 {config_id} 已被他人修改（你提交的版本是 {sent}，当前版本是 {current}），"
+        "请重新加载后再修改",
+        "model configuration {config_id} was changed by someone else (you sent version "
+        "{sent}, it is now {current}); reload it and apply your change again"),
+    "name_conflict": ("{tier} 层级已有名为「{name}」的配置",
+                      "a {tier} configuration named '{name}' already exists"),
+    "name_taken": ("该层级已有同名配置", "already used in this tier"),
+    "config_conflict": ("此修改与另一个配置冲突，请重新加载后重试",
+                        "the change conflicts with another configuration; reload and retry"),
+    "config_db_unavailable": (
+        "配置数据库无法连接，暂时不能保存修改。调用仍按最后加载的配置继续服务，请稍后重试。",
+        "the configuration database is unreachable; changes cannot be saved right now. "
+        "Calls keep being served with the last loaded configuration; retry shortly."),
+    "config_unusable": (
+        "模型配置 {config_id} 存储的 API Key 无法解密：加密它的密钥不在 CALLOUT_SECRET_KEY 中，"
+        "或该行已损坏。此配置不会被使用；请恢复旧密钥（用逗号分隔放在新密钥之后），或重新保存 API Key。",
+        "the stored API key of model configuration {config_id} cannot be decrypted; it was "
+        "encrypted with a key that is not in CALLOUT_SECRET_KEY, or the row is corrupt. The "
+        "configuration is not used; restore the old key (comma-separated after the new one) "
+        "or save the API key again."),
+    "api_key_required": (
+        "api_key：base_url 改到了另一个源（协议、主机或端口），而此配置存有 API Key；"
+        "已存储的 Key 不会发往新主机。请在同一请求的 api_key 中填写新主机的 Key（或填 \"\" 清除）。",
+        "api_key: base_url now points to another origin (scheme, host or port) and this "
+        "configuration holds an API key; the stored key is never sent to a new host. Send "
+        "the key for the new host in api_key in the same request (or \"\" to clear it)."),
+    "api_key_required_field": ("base_url 换了主机，必须重新填写",
+                               "required when base_url moves to another host"),
+    # -- the call log ---------------------------------------------------------------------
+    "window_invalid": ("window：应为时长，例如 15m、1h 或 7d",
+                       "window: expected a duration such as 15m, 1h or 7d"),
+    "window_invalid_field": ("时长无效", "invalid duration"),
+    "window_too_long": ("window：最长 90d", "window: at most 90d"),
+    "window_too_long_field": ("最长 90d", "at most 90d"),
+    # -- chat -----------------------------------------------------------------------------
+    "session_not_found": (
+        "本工作进程上没有 call_id 为「{call_id}」的对话会话（已过期、已删除，或请求到了另一个工作进程）",
+        "no chat session for call_id '{call_id}' on this worker "
+        "(expired, deleted, or the request reached another worker)"),
+    "session_exists": ("call_id 为「{call_id}」的对话会话已存在，要重新开始请先 DELETE 它",
+                       "a chat session for call_id '{call_id}' already exists; "
+                       "DELETE it first to start over"),
+    "stale_turn": ("轮次「{turn_id}」已不是最新的一轮", "turn '{turn_id}' is no longer the newest turn"),
+    "stale_revision": ("轮次「{turn_id}」的修订号 {revision} 不比已有的 {known} 新",
+                       "turn '{turn_id}' revision {revision} is not newer than revision {known}"),
+    "unknown_tool_call": ("没有 call_id 为「{call_id}」的待处理工具调用",
+                          "no pending tool call with call_id '{call_id}'"),
+    "too_many_sessions": (
+        "本工作进程已有 {limit} 个对话会话（[chat] max_sessions）；请用 DELETE 结束已完成的通话，或增加工作进程",
+        "this worker already holds {limit} chat sessions ([chat] max_sessions); "
+        "end finished calls with DELETE, or add workers"),
+    "too_many_session_bytes": (
+        "本工作进程的会话提示词和工具已占 {limit} 字节（[chat] max_sessions_bytes）；"
+        "请用 DELETE 结束已完成的通话，或增加工作进程",
+        "this worker already holds {limit} bytes of session prompts and tools "
+        "([chat] max_sessions_bytes); end finished calls with DELETE, or add workers"),
+    "chat_internal_error": ("对话服务内部错误，本轮回复已结束", "internal error in the chat service"),
+    # -- scripts --------------------------------------------------------------------------
+    "draft_not_saved": ("草稿未能保存", "the draft could not be saved"),
+    "draft_not_found": ("话术草稿 {draft_id} 不存在", "script draft {draft_id} not found"),
+    "draft_version_conflict": (
+        "话术草稿 {draft_id} 已被他人修改（当前版本 {current}，你提交的是 {sent}）",
+        "script draft {draft_id} was changed by someone else (version {current}, you sent {sent})"),
+    # -- request values (validators raise these codes; `invalid()` builds the error) ------
+    "nul_character": ("不能包含 NUL 字符", "must not contain NUL characters"),
+    "lone_surrogate": ("必须是有效的 Unicode（不能含 \\ud800 这样的孤立代理项）",
+                       "must be valid Unicode (a lone surrogate such as \\ud800 is not)"),
+    "int_too_big": ("整数必须在 64 位范围内", "integers must fit in 64 bits"),
+    "not_finite": ("NaN 和 Infinity 不是 JSON 数字", "NaN and Infinity are not JSON numbers"),
+    "json_too_deep": ("嵌套超过 {max_depth} 层", "nested deeper than {max_depth} levels"),
+    "json_key_not_string": ("对象的键必须是字符串", "object keys must be strings"),
+    "not_json_value": ("不是 JSON 值（{kind}）", "not a JSON value ({kind})"),
+    "json_too_large": ("编码后超过 {kb} KB", "larger than {kb} KB once encoded"),
+    "date_out_of_range": ("日期超出范围", "date out of range"),
+    "url_scheme_host": ("必须是带主机名的 http:// 或 https:// 地址",
+                        "must be an http:// or https:// URL with a host"),
+    "url_query_fragment": ("不能带查询串或片段（? 或 #）",
+                           "must not carry a query string or fragment"),
+    "url_credentials": ("不能带凭据（user:password@），Key 请填在 api_key",
+                        "must not carry credentials (user:password@); put the key in api_key"),
+    "api_key_chars": (
+        "只能是不含空格和控制字符的可打印 ASCII（检查是否有换行，或粘贴进了 'Bearer '）",
+        "must be printable ASCII without spaces or control characters "
+        "(check for a line break or a pasted 'Bearer ')"),
+    "protected_keys": ("不能覆盖 {keys}", "may not override {keys}"),
+    "unknown_vendor": ("未知的厂商「{value}」，可选：{names}", "unknown vendor '{value}'; one of: {names}"),
+    "enum_needs_values": ("槽位「{slot}」：enum 类型需要非空的 values 列表",
+                          "slot '{slot}': type enum needs a non-empty `values` list"),
+    "intents_or_slots": ("intents 和 slots 至少要给一个",
+                         "at least one of `intents` / `slots` is required"),
+    "names_unique": ("{kind}：名称不能重复", "{kind}: names must be unique"),
+    "fallback_not_offered": ("fallback_intent 必须是提供的意图之一",
+                             "fallback_intent must be one of the offered intents"),
+    "tool_parameters_object": ("parameters 必须是类型为 'object' 的 JSON Schema",
+                               "parameters must be a JSON schema of type 'object'"),
+    "duplicate_functions": ("函数名重复：{names}", "duplicate function names {names}"),
+    "output_too_long": ("output 超过 {limit} 个字符", "output longer than {limit} characters"),
+    # -- config.toml (read at start-up) ----------------------------------------------------
+    "llm_section_missing": ("缺少 [llm.{tier}] 段", "missing [llm.{tier}] section"),
+}
+
+# Separators that join rendered pieces (a field and its message, several messages).
+COLON: dict[Locale, str] = {"zh": "：", "en": ": "}
+SEMICOLON: dict[Locale, str] = {"zh": "；", "en": "; "}
+
+
+class _Blank(dict[str, Any]):
+    def __missing__(self, key: str) -> str:
+        return "?"
+
+
+def text(key: str, locale: Locale, /, **values: Any) -> str:
+    """The message `key` in `locale`, its fields filled from `values`."""
+    zh, en = MESSAGES[key]
+    return (en if locale == "en" else zh).format_map(_Blank(values))
+
+
+class Renderable(Protocol):
+    """Text rendered per caller: a `Msg`, or another value that words itself (a diagnostic)."""
+
+    def render(self, locale: Locale) -> str: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Msg:
+    """A message not rendered yet: rendered per caller by `render(locale)`.
+
+    `str(msg)` is English, for logs and exception text.
+    """
+
+    key: str
+    values: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.key not in MESSAGES:
+            raise KeyError(f"no message {self.key!r} in the catalogue")
+
+    def render(self, locale: Locale) -> str:
+        return text(self.key, locale, **self.values)
+
+    def __str__(self) -> str:
+        return self.render("en")
+
+
+def msg(key: str, /, **values: Any) -> Msg:
+    return Msg(key, values)
+
+
+def render_value(value: Any, locale: Locale) -> Any:
+    """`value` with every `Msg` inside it (lists, dicts) rendered in `locale`."""
+    if isinstance(value, Msg):
+        return value.render(locale)
+    if isinstance(value, list):
+        return [render_value(v, locale) for v in value]
+    if isinstance(value, dict):
+        return {k: render_value(v, locale) for k, v in value.items()}
+    return value

@@ -1,0 +1,210 @@
+"""One language at a time: the console in Chromium, switched between Chinese and English,
+against the real server (PostgreSQL + the vendor emulator).
+
+On every main page (models with a test-connection result, diagnostics with a record open,
+the playground after an NLU decision and a chat turn) no text of the other language may
+remain: in English no Chinese character at all (the toggle, which names 中文, and model
+output aside); in Chinese none of the English dictionary's phrases and none of the server's
+English wording of the same records. The server's messages follow the toggle because every
+request carries `Accept-Language`.
+
+Screenshots of the tour in both languages: test-artifacts/screenshots/tour-{zh,en}-*.png.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any
+
+import httpx
+from playwright.sync_api import expect
+
+from tests.browser.conftest import login, shot
+from tests.console_text import dictionaries
+from tests.fixtures.database import ADMIN_HEADERS, SERVICE_HEADERS, llm_config_body
+
+HAN = re.compile("[\u4e00-\u9fff]")
+FIELD = re.compile(r"\{\w+\}")
+
+# Every piece of text the page shows or announces, except the language toggle (it names the
+# other language on purpose), raw JSON blocks and what the model said (data, not interface).
+COLLECT = """() => {
+  const skip = (el) => el.closest("#lang-toggle, noscript, pre.code-block, .sentence, .delta, .script-output");
+  const out = [document.title];
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  while (walker.nextNode()) {
+    const el = walker.currentNode.parentElement;
+    if (el && !skip(el) && walker.currentNode.textContent.trim()) out.push(walker.currentNode.textContent.trim());
+  }
+  for (const el of document.body.querySelectorAll("[aria-label], [placeholder], [title]")) {
+    if (skip(el)) continue;
+    for (const a of ["aria-label", "placeholder", "title"]) if (el.getAttribute(a)) out.push(el.getAttribute(a));
+  }
+  return out;
+}"""
+
+
+def english_probes() -> list[str]:
+    """Phrases only the English dictionary has: several words, or a capitalised word."""
+    dicts = dictionaries()
+    zh_text = " ".join(dicts["zh"].values())
+    probes = set()
+    for key, en in dicts["en"].items():
+        if key == "lang_other" or en == dicts["zh"][key]:
+            continue
+        for piece in FIELD.split(en):
+            piece = piece.strip(" .:;,()·—")
+            words = re.findall(r"[A-Za-z]+", piece)
+            if (len(words) >= 2 and len(piece) >= 6) or (
+                    len(words) == 1 and piece[:1].isupper() and len(piece) >= 4):
+                if piece not in zh_text:
+                    probes.add(piece)
+    return sorted(probes)
+
+
+PROBES = english_probes()
+
+
+def texts(page: Any) -> list[str]:
+    return list(page.evaluate(COLLECT))
+
+
+def assert_english_only(page: Any, where: str) -> None:
+    chinese = [t for t in texts(page) if HAN.search(t)]
+    assert chinese == [], f"{where}: Chinese left in the English console: {chinese[:10]}"
+
+
+def assert_chinese_only(page: Any, where: str, server_english: list[str]) -> None:
+    shown = "\n".join(texts(page))
+    left = [p for p in PROBES + server_english if p and p in shown]
+    assert left == [], f"{where}: English left in the Chinese console: {left[:10]}"
+
+
+def setup_data(base: str, emulator: Any) -> dict[str, Any]:
+    """An NLU configuration whose reasoning eats the budget (a truncation record), a chat one."""
+    nlu_model = emulator.unique_model("qwen3-8b")
+    emulator.script_sync(nlu_model, {"reasoning_tokens": 4000, "content": '{"intent": "agree"}'})
+    chat_model = emulator.unique_model("qwen3.5-2b")
+    with httpx.Client(base_url=base, headers=ADMIN_HEADERS, timeout=30) as admin:
+        for tier, model, extra in (("nlu", nlu_model, {"max_tokens": 32, "enable_thinking": True}),
+                                   ("chat", chat_model, {"max_tokens": 300})):
+            r = admin.post("/api/admin/llm-configs", json=llm_config_body(
+                tier=tier, model=model, name=f"lang-{tier}", base_url=emulator.base_url("vllm"),
+                is_active=True, **extra))
+            assert r.status_code == 201, r.text
+        r = httpx.post(f"{base}/api/nlu/decide", headers=SERVICE_HEADERS, timeout=30, json={
+            "call_id": "lang-1", "node_id": "confirm_time", "utterance": "好的",
+            "intents": [{"name": "agree"}, {"name": "refuse"}], "fallback_intent": "refuse"})
+        assert r.json()["diagnostic"]["code"] == "truncated_by_reasoning", r.text
+        for _ in range(100):  # the call log is written in the background
+            found = admin.get("/api/admin/diagnostics", params={"model": nlu_model},
+                              headers={"Accept-Language": "en"}).json()["items"]
+            if found:
+                break
+            time.sleep(0.1)
+        english = [x for item in found for x in (item["message"], item["advice"]) if x]
+    return {"nlu_model": nlu_model, "server_english": english}
+
+
+def visit_models(page: Any, base: str, lang: str) -> None:
+    page.goto(f"{base}/admin#/ai/models")
+    row = page.locator("tr:has(th .cell-name:text-is('lang-nlu'))")
+    row.wait_for()
+    test_name = {"zh": "测试连接: lang-nlu", "en": "Test connection: lang-nlu"}[lang]
+    row.get_by_role("button", name=test_name).click()
+    page.get_by_test_id("test-result").get_by_test_id("test-status").wait_for(timeout=30_000)
+
+
+def visit_diagnostics(page: Any, base: str, model: str) -> None:
+    page.goto(f"{base}/admin#/ai/diagnostics?model={model}")
+    trunc = page.locator("tr.row-truncated[data-code=truncated_by_reasoning]").first
+    trunc.wait_for(timeout=15_000)
+    page.get_by_test_id("diag-summary").locator("article").first.wait_for()
+    trunc.locator("button.link-btn").click()
+    page.get_by_test_id("diag-detail").get_by_test_id("diag-advice").wait_for()
+
+
+def visit_playground(page: Any, base: str, lang: str) -> None:
+    page.goto(f"{base}/admin#/ai/playground")
+    page.get_by_role("button", name={"zh": "识别", "en": "Decide"}[lang]).click()
+    page.get_by_test_id("nlu-result").locator(".diag-box").wait_for(timeout=30_000)
+
+
+def chat_turn(page: Any, lang: str) -> None:
+    names = {"zh": ("流式对话", "开始会话", "你的消息", "你好", "发送"),
+             "en": ("Streamed chat", "Start session", "Your message", "Hello", "Send")}[lang]
+    page.get_by_role("tab", name=names[0]).click()
+    page.get_by_role("button", name=names[1]).click()
+    page.get_by_test_id("chat-session").filter(has_text="playground-").wait_for()
+    page.get_by_label(names[2]).fill(names[3])
+    page.get_by_role("button", name=names[4]).click()
+    end = page.locator("[data-testid=turn-end][data-reason=completed]").last
+    end.wait_for(timeout=30_000)
+
+
+def test_the_real_server_answers_in_the_language_asked(console_server: str) -> None:
+    """(First in the module: the server starts before the browser does.)"""
+    for lang, expected in (("en", "authentication required"), ("zh-CN,zh;q=0.9", "需要认证"),
+                           ("fr;q=0.9, en;q=0.5", "authentication required")):
+        r = httpx.get(f"{console_server}/api/admin/llm-configs", headers={"Accept-Language": lang})
+        assert r.status_code == 401 and r.json()["error"]["message"].startswith(expected)
+
+
+def test_switching_language_leaves_no_text_of_the_other(page: Any, console_server: str,
+                                                         emulator: Any) -> None:
+    data = setup_data(console_server, emulator)
+    base = console_server
+
+    # -- Chinese (the default) -------------------------------------------------------------
+    page.goto(f"{base}/admin")
+    page.wait_for_url("**#/login**")
+    assert_chinese_only(page, "login", [])
+    shot(page, "tour-zh-01-login")
+    login(page, base)
+    visit_models(page, base, "zh")
+    assert_chinese_only(page, "models", data["server_english"])
+    shot(page, "tour-zh-02-models-test-connection", full_page=True)
+    visit_diagnostics(page, base, data["nlu_model"])
+    assert_chinese_only(page, "diagnostics", data["server_english"])
+    shot(page, "tour-zh-03-diagnostics", full_page=True)
+    visit_playground(page, base, "zh")
+    assert "思考耗尽预算" in page.get_by_test_id("nlu-result").inner_text()
+    assert_chinese_only(page, "playground", data["server_english"])
+    shot(page, "tour-zh-04-playground-nlu")
+    chat_turn(page, "zh")
+    expect(page.get_by_test_id("turn-end").last).to_have_text("结束：已完成")
+    assert_chinese_only(page, "playground chat", data["server_english"])
+    shot(page, "tour-zh-04-playground-chat")
+
+    # -- English ---------------------------------------------------------------------------
+    page.get_by_role("button", name="English").click()
+    expect(page.locator("html")).to_have_attribute("lang", "en")
+    visit_models(page, base, "en")
+    assert_english_only(page, "models")
+    shot(page, "tour-en-02-models-test-connection", full_page=True)
+    visit_diagnostics(page, base, data["nlu_model"])
+    detail = page.get_by_test_id("diag-detail").inner_text()
+    assert "Raise max_tokens or turn thinking off" in detail  # the server's words, in English
+    assert_english_only(page, "diagnostics")
+    shot(page, "tour-en-03-diagnostics", full_page=True)
+    visit_playground(page, base, "en")
+    assert "Reasoning used the budget" in page.get_by_test_id("nlu-result").inner_text()
+    assert_english_only(page, "playground")
+    shot(page, "tour-en-04-playground-nlu")
+    chat_turn(page, "en")
+    expect(page.get_by_test_id("turn-end").last).to_have_text("Ended: completed")
+    assert_english_only(page, "playground chat")
+    shot(page, "tour-en-04-playground-chat")
+    page.get_by_role("button", name="Log out").click()
+    page.wait_for_url("**#/login")
+    assert_english_only(page, "login")
+    shot(page, "tour-en-01-login")
+
+    # -- and back: nothing English stays behind --------------------------------------------
+    page.get_by_role("button", name="中文").click()
+    expect(page.locator("html")).to_have_attribute("lang", "zh-CN")
+    login(page, base, route="/ai/diagnostics")
+    visit_diagnostics(page, base, data["nlu_model"])
+    assert_chinese_only(page, "diagnostics again", data["server_english"])
+    assert not page.errors, page.errors
