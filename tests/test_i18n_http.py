@@ -108,6 +108,10 @@ async def test_errors_default_to_server_locale_and_follow_q_values(
     assert weighted.json()["error"]["message"] == "模型配置 424242 不存在"
     unknown = await app_client.get(path, headers={**ADMIN_HEADERS, "Accept-Language": "fr, de"})
     assert unknown.json()["error"]["message"] == "模型配置 424242 不存在"
+    # A cache in front must not hand one language's answer to a caller of the other.
+    ok = await app_client.get(URL, headers=ADMIN_HEADERS)
+    for r in (default, en, unknown, ok):
+        assert "accept-language" in r.headers.get("vary", "").lower()
 
     # A server whose [server] locale is en answers API clients that send nothing in English.
     await reset_tables(pg_url)

@@ -51,6 +51,8 @@ class EdgeMiddleware:
         # 0. the caller's language (Accept-Language, else [server] locale), for everything below
         locale = negotiate_request(scope, self.default_locale)
         token = enter(locale)
+        if scope["path"].startswith("/api/"):
+            send = _vary_language(send)
         try:
             await self._serve(scope, receive, send, locale)
         finally:
@@ -77,6 +79,18 @@ class EdgeMiddleware:
                                    headers=error_headers(exc))(scope, receive, send)
                 return
         await self.app(scope, _counting(receive, limit), send)
+
+
+def _vary_language(send: Send) -> Send:
+    """Every API answer may be worded in the caller's language: tell caches so."""
+
+    async def wrapped(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            message = {**message, "headers": [*message.get("headers", ()),
+                                              (b"vary", b"Accept-Language")]}
+        await send(message)
+
+    return wrapped
 
 
 def _nul_parameter(scope: Scope) -> str | None:
