@@ -8,8 +8,9 @@ password, deletes their sessions in the same transaction, so their next request 
 on every worker (sessions are looked up in the database on each console request).
 
 The last enabled admin stays: demoting, disabling or deleting them is a 409 `last_admin`.
-The enabled admins' rows are locked (`FOR UPDATE`) before they are counted, so two admins
-demoting each other at once cannot both succeed on PostgreSQL.
+Every update and delete first locks the enabled admins' rows (`FOR UPDATE`, in username
+order, before the target's own row: one lock order, no deadlock), so two admins demoting
+each other at once cannot both succeed on PostgreSQL; the second sees the first's result.
 """
 
 from __future__ import annotations
@@ -85,6 +86,7 @@ class PeopleService:
         password_hash = (await asyncio.to_thread(hash_password, body.password)
                          if body.password is not None else None)
         async with self._unit() as s:
+            admins = await self._lock_admins(s)
             row = await self._locked(s, username)
             old_role, old_enabled = row.role, row.enabled
             new_role = body.role.value if body.role is not None else old_role
@@ -92,7 +94,7 @@ class PeopleService:
             self._check_bootstrap(row, new_role, new_enabled, password_hash is not None)
             if old_role == Role.admin and old_enabled and not (
                     new_role == Role.admin and new_enabled):
-                await self._keep_an_admin(s, row, "demoted" if new_enabled else "disabled")
+                self._keep_an_admin(admins, row, "demoted" if new_enabled else "disabled")
 
             detail: dict[str, Any] = {}
             if new_role != old_role:
@@ -116,11 +118,12 @@ class PeopleService:
 
     async def delete(self, username: str, actor: Actor) -> None:
         async with self._unit() as s:
+            admins = await self._lock_admins(s)
             row = await self._locked(s, username)
             if username == self._auth.bootstrap_username:
                 raise ManagedByEnvironment(username, "the account")
             if row.role == Role.admin and row.enabled:
-                await self._keep_an_admin(s, row, "deleted")
+                self._keep_an_admin(admins, row, "deleted")
             ended = await self._end_sessions(s, username)
             await s.delete(row)
             record(s, actor, "user.delete", target=f"user:{username}",
@@ -144,10 +147,14 @@ class PeopleService:
             raise ManagedByEnvironment(row.username, "the password")
 
     @staticmethod
-    async def _keep_an_admin(s: AsyncSession, row: User, what: str) -> None:
-        admins = (await s.scalars(
+    async def _lock_admins(s: AsyncSession) -> list[str]:
+        """The enabled admins, their rows locked until the unit of work ends."""
+        return list((await s.scalars(
             select(User.username).where(User.role == Role.admin.value, User.enabled.is_(True))
-            .order_by(User.username).with_for_update())).all()
+            .order_by(User.username).with_for_update())).all())
+
+    @staticmethod
+    def _keep_an_admin(admins: list[str], row: User, what: str) -> None:
         if not [a for a in admins if a != row.username]:
             raise LastAdmin(row.username, what)
 
