@@ -321,7 +321,7 @@ async def test_the_purge_runs_in_the_background(app_client: httpx.AsyncClient,
     await trail.start()
     try:
         async with asyncio.timeout(20):
-            for _ in iter(int, 1):  # until the background purge has removed the old event
+            while True:  # until the background purge has removed the old event
                 if not await _count(pg_url, "test.old"):
                     break
                 await asyncio.sleep(0.05)
