@@ -14,6 +14,7 @@ Screenshots land in `test-artifacts/screenshots/` (gitignored), named after the 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import os
 import socket
 import subprocess
@@ -109,7 +110,10 @@ def console_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.Temp
 
     pg_url = request.getfixturevalue("pg_url")
     emulator = request.getfixturevalue("emulator")
-    asyncio.run(reset_tables(pg_url))
+    # On a thread of its own: a second module using this fixture runs while Playwright's
+    # event loop is running on this one.
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, reset_tables(pg_url)).result()
     env = {**os.environ, **test_env(pg_url, None, "callout-browser"), "PYTHONUNBUFFERED": "1",
            "CALLOUT_ADMIN_UI_DIR": str(REPO_ROOT / "admin_ui")}
     env.pop("CALLOUT_REDIS_URL", None)

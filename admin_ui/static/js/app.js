@@ -136,7 +136,7 @@ export async function render() {
   }
   if (!route.public && !can(session.me, route.need)) {
     main.append(h("h1", { class: "page-title", tabindex: "-1" }, t("not_allowed")),
-      h("p", { "data-testid": "not-allowed" }, t("not_allowed_body", { role: session.me?.role ?? "?", need: route.need })),
+      h("p", { "data-testid": "not-allowed" }, t("not_allowed_body", { role: t(`role_${session.me?.role}`), need: t(`role_${route.need}`) })),
       h("a", { href: `#${DEFAULT_ROUTE}` }, t("back_home")));
     focusPage(main, title);
     return;

@@ -53,11 +53,11 @@ export function render(main, ctx) {
       h("td", {}, u.disabled ? badge(t("disabled"), "error") : badge(t("enabled"), "ok")),
       h("td", {}, fmtTime(u.created_at)),
       h("td", {}, u.last_login_at ? fmtTime(u.last_login_at) : h("span", { class: "muted" }, t("never"))),
-      h("td", { class: "cell-actions" }, env ? h("span", { class: "muted" }, t("bootstrap_user")) : [
+      h("td", {}, env ? h("span", { class: "muted" }, t("bootstrap_user")) : h("div", { class: "cell-actions" },
         act(t("change_role"), () => changeRole(u)),
         u.disabled ? act(t("enable"), (b) => setDisabled(u, false, b)) : act(t("disable"), (b) => setDisabled(u, true, b)),
         act(t("reset_password"), (b) => resetPassword(u, b)),
-        act(t("delete"), () => remove(u), "btn btn-sm btn-danger-outline")]));
+        act(t("delete"), () => remove(u), "btn btn-sm btn-danger-outline"))));
   }
 
   async function create() {
