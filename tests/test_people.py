@@ -261,3 +261,40 @@ async def test_two_admins_demoting_each_other_at_once_leave_one(
     assert errors[0].code == "last_admin"
     roles = {u["username"]: u["role"] for u in (await _users(c)).values()}
     assert sorted(roles.values()) == ["admin", "viewer"]
+
+
+async def test_a_renamed_bootstrap_admin_becomes_an_ordinary_user(
+        pg_url: str, make_settings: Callable[..., Settings]) -> None:
+    from callout_server.app import create_app
+
+    await reset_tables(pg_url)
+    for admin_user in ("admin", "root"):
+        app = create_app(make_settings(**{"auth.admin_user": admin_user}))
+        async with app.router.lifespan_context(app), httpx.AsyncClient(
+                transport=httpx.ASGITransport(app=app), base_url="http://test") as c:
+            users = await _users(c)
+    assert (users["root"]["source"], users["admin"]["source"]) == ("env", "console")
+
+
+async def test_people_and_the_trail_on_the_embedded_sqlite_file(
+        make_settings: Callable[..., Settings], tmp_path: Any) -> None:
+    from callout_server.app import create_app
+
+    settings = make_settings(**{"database.url": "", "redis.url": "", "auth.secret_key": "",
+                                "database.sqlite_path": str(tmp_path / "callout.db")})
+    app = create_app(settings)
+    async with app.router.lifespan_context(app), httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://test") as c:
+        helper = People(c)
+        try:
+            otto = await helper.as_role("operator", "otto")
+            assert (await otto.get("/api/admin/llm-configs")).status_code == 200
+            assert (await c.put(f"{USERS}/otto", headers=H, json={"role": "viewer"})).status_code == 200
+            assert (await otto.get("/api/auth/me")).status_code == 401
+            again = await helper.console("otto")
+            assert (await again.post("/api/auth/logout")).status_code == 204
+            r = await c.get("/api/admin/audit", headers=H, params={"actor": "otto"})
+            assert [e["action"] for e in r.json()["items"]] == ["auth.logout", "auth.login",
+                                                                "auth.login"]
+        finally:
+            await helper.aclose()

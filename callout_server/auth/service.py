@@ -197,9 +197,12 @@ class AuthService:
                 return []
             return await self._generate_user(s, DEFAULT_ADMIN_USER)
 
-        # The environment now names the console login: a generated bootstrap login retires.
+        # The environment now names the console login: a generated bootstrap login retires,
+        # and one the environment named before becomes an ordinary user.
         await s.execute(delete(User).where(User.source == "generated",
                                            User.username != username))
+        await s.execute(update(User).where(User.source == "env", User.username != username)
+                        .values(source="console", updated_at=self.clock()))
         row = await s.get(User, username)
         if row is not None and (row.role != Role.admin or not row.enabled):
             # The bootstrap admin stays an admin: the way back in when nobody else is one.
