@@ -26,6 +26,8 @@ from callout_server.config.router import router as config_router
 from callout_server.config.settings import Settings, load_settings
 from callout_server.connectivity.router import router as connectivity_router
 from callout_server.health import router as health_router
+from callout_server.people.audit_router import router as audit_router
+from callout_server.people.router import router as people_router
 from callout_server.services import Services
 from callout_server.tiers.chat.router import router as chat_router
 from callout_server.tiers.nlu.router import router as nlu_router
@@ -85,5 +87,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(nlu_router)
     app.include_router(script_router)
     app.include_router(chat_router)
+    app.include_router(people_router)
+    app.include_router(audit_router)
     mount_console(app)
     return app

@@ -8,7 +8,8 @@ others.
 
     secrets -> (SQLite: migrate) -> db -> llm client
             -> snapshot loader -> store -> sync -> config service -> connection tester
-            -> auth -> call-log recorder -> diagnostics queries
+            -> auth -> audit log (retention purge) -> people
+            -> call-log recorder -> diagnostics queries
             -> tiers (nlu, drafts + scripts, chat) -> health
 
 The tiers read the configuration through the store on every call (`store.current`, memory
@@ -22,6 +23,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from callout_server.audit.log import AuditLog
 from callout_server.auth.service import AuthService
 from callout_server.calllog.metrics import CONFIG_GENERATION
 from callout_server.calllog.recorder import DiagnosticsRecorder
@@ -35,6 +37,7 @@ from callout_server.connectivity.service import ConnectionTester
 from callout_server.db.engine import Database
 from callout_server.health import HealthCheck
 from callout_server.llm import LLMClient
+from callout_server.people.service import PeopleService
 from callout_server.tiers.chat.service import ChatService
 from callout_server.tiers.defaults import THINKING_DEFAULT
 from callout_server.tiers.nlu.service import NluService
@@ -60,6 +63,8 @@ class Services:
     scripts: ScriptService
     chat: ChatService
     health: HealthCheck
+    audit: AuditLog
+    people: PeopleService
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -87,6 +92,7 @@ class Services:
         self.auth = self._provide(AuthService(s.auth, self.db))
         await self.auth.start()
         self._stoppers.append(self.auth.stop)
+        await self._start_people()
         await self._start_call_log()
         await self._start_tiers()
         self.health = self._provide(HealthCheck(self.sync, self.store, self.recorder))
@@ -115,6 +121,12 @@ class Services:
         self.tester = self._provide(ConnectionTester(self.llm, self.config, THINKING_DEFAULT))
         await self.sync.start()
         self._stoppers.append(self.sync.stop)
+
+    async def _start_people(self) -> None:
+        self.audit = self._provide(AuditLog(self.db, self.settings.audit))
+        await self.audit.start()
+        self._stoppers.append(self.audit.stop)
+        self.people = self._provide(PeopleService(self.db, self.auth))
 
     async def _start_call_log(self) -> None:
         d = self.settings.diagnostics

@@ -5,6 +5,7 @@ pytest_plugins = [
     "tests.fixtures.database",
     "tests.fixtures.upstream",
     "tests.fixtures.calllog",
+    "tests.fixtures.people",
 ]
 
 

@@ -327,7 +327,7 @@ async def _all_rows(pg_url: str) -> str:
     conn = await asyncpg.connect(asyncpg_dsn(pg_url))
     try:
         rows = []
-        for table in ("console_users", "api_tokens", "console_sessions"):
+        for table in ("users", "api_tokens", "user_sessions", "audit_events"):
             rows += [tuple(r) for r in await conn.fetch(f"SELECT * FROM callout.{table}")]
         return repr(rows)
     finally:

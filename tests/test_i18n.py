@@ -214,7 +214,7 @@ def test_no_domain_error_is_raised_with_finished_text() -> None:
                     node.func, "id", getattr(node.func, "attr", None)) in errors_ and isinstance(
                     node.args[0], ast.Constant | ast.JoinedStr):
                 found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
-    assert found == []
+    assert found == [], found
 
 
 def test_no_validator_raises_a_bare_value_error() -> None:
@@ -230,4 +230,4 @@ def test_no_validator_raises_a_bare_value_error() -> None:
                 if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call) and getattr(
                         node.exc.func, "id", None) == "ValueError":
                     found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
-    assert found == []
+    assert found == [], found

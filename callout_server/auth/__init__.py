@@ -1,13 +1,14 @@
-"""Authentication and authorisation: console logins, sessions, bearer tokens.
+"""Authentication and authorisation: console logins, sessions, bearer tokens, roles.
 
     passwords   argon2id hashing, timing-uniform verification
+    policy      what a username and a new password must be
     tokens      bearer token generation, sha256 storage, the in-memory TokenTable
     throttle    per (username, client) login backoff, in memory
-    models      console_users, api_tokens, console_sessions (schema `callout`)
-    service     AuthService: bootstrap at start, login/logout, session lookup
-    router      /api/auth/login, /api/auth/logout, /api/auth/me
+    roles       viewer < operator < admin, and the Access a route declares
+    models      users, api_tokens, user_sessions (schema `callout`)
+    service     AuthService: bootstrap at start, login/logout, session lookup, own password
+    deps        who is calling: require(access) / require_role(role), the one role check
+    router      /api/auth/login, /logout, /me, /password
 
-The route dependencies `require_admin` / `require_service` live in `callout_server.api.deps`.
-This package never imports `callout_server.api.deps` outside `router`, so deps can import
-it without a cycle.
+Managing other people (`/api/admin/users`) is the `people` package, a floor above.
 """

@@ -1,13 +1,16 @@
 """Route dependencies for the caller's identity: who is calling, and may they.
 
-    require_admin     admin bearer token, or a console session (CSRF-checked on writes)
-    require_service   service or admin bearer token, or a console session (same CSRF rule)
-    authenticate      any valid credential, no scope check (used by /api/auth/me)
+    require(access)       the one role check: a route's dependency, built once per Access
+    require_role(role)    require() for the console roles: viewer < operator < admin
+    require_service       the dialer's routes (service token, admin token, operators)
+    require_admin         require_role(Role.admin)
+    authenticate          any valid credential, no role check (the edge middleware's call)
 
 Bearer checks run on the dialer's hot path: they hash the presented token and compare it
 with the hashes held in memory by `AuthService.tokens`, never touching the database. Only a
 request without an `Authorization` header falls through to the console session cookie,
-which costs one primary-key query.
+which costs one primary-key query (that query also reads the user's current role, so a
+demotion takes effect on the very next request).
 
 A present `Authorization` header is decisive: a bad token is a 401 even if a valid session
 cookie came along, so a misconfigured client never silently acts as whoever is logged in.
@@ -16,16 +19,18 @@ cookie came along, so a misconfigured client never silently acts as whoever is l
 from __future__ import annotations
 
 import hmac
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from functools import cache
 from typing import Literal
 
 from fastapi import Request
 
+from callout_server.audit.trail import Actor
+from callout_server.auth.roles import BY_ROLE, SERVICE_ROUTES, Access, Role
 from callout_server.auth.service import AuthService, SessionInfo
 from callout_server.errors import Forbidden, Unauthorized
 from callout_server.i18n import msg
-
-Role = Literal["admin", "service"]
 
 SESSION_COOKIE = "callout_session"
 CSRF_HEADER = "X-CSRF-Token"
@@ -35,15 +40,30 @@ _UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 @dataclass(frozen=True, slots=True)
 class Principal:
-    """Who is calling: a console user (via session cookie) or an API token."""
+    """Who is calling: a console user (via session cookie) or an API token.
+
+    `role` is the user's role (viewer, operator, admin), `admin` for the admin token and
+    `service` for the service token. `ip` is the client address the server believes
+    (a forwarded one only from a proxy named in --forwarded-allow-ips).
+    """
 
     name: str
-    role: Role
+    role: str
     via: Literal["session", "token"]
+    ip: str | None = None
+
+    @property
+    def actor(self) -> Actor:
+        """The principal as the audit trail records it."""
+        return Actor(self.name, self.via, self.ip)
 
 
 def _auth(request: Request) -> AuthService:
     return request.app.state.components[AuthService]  # type: ignore[no-any-return]
+
+
+def client_ip(request: Request) -> str | None:
+    return request.client.host if request.client else None
 
 
 def _bearer(header: str) -> str:
@@ -57,8 +77,8 @@ async def authenticate(request: Request) -> Principal:
     """Any valid credential. Session writes must carry the session's CSRF token.
 
     The edge middleware (api/edge.py, handed this function by app.py) calls it before any
-    body is read; the route's
-    dependency then finds the principal in the request state and does no second lookup.
+    body is read; the route's dependency then finds the principal in the request state and
+    does no second lookup.
     """
     principal: Principal | None = getattr(request.state, "principal", None)
     if principal is None:
@@ -73,7 +93,8 @@ async def _identify(request: Request) -> Principal:
         identity = _auth(request).tokens.lookup(_bearer(header))
         if identity is None:
             raise Unauthorized(msg("invalid_token"))
-        return Principal(identity.name, identity.scope, "token")
+        # The admin token acts as an admin; the service token as `service`.
+        return Principal(identity.name, identity.scope, "token", client_ip(request))
 
     session_id = request.cookies.get(SESSION_COOKIE)
     if not session_id:
@@ -84,8 +105,7 @@ async def _identify(request: Request) -> Principal:
     request.state.console_session = session
     if request.method in _UNSAFE_METHODS:
         _check_csrf(request, session)
-    # The contract: a console session acts with admin scope.
-    return Principal(session.username, "admin", "session")
+    return Principal(session.username, session.role, "session", client_ip(request))
 
 
 def _check_csrf(request: Request, session: SessionInfo) -> None:
@@ -96,14 +116,32 @@ def _check_csrf(request: Request, session: SessionInfo) -> None:
         raise Forbidden(msg("csrf_failed", header=CSRF_HEADER), code="csrf_failed")
 
 
-async def require_admin(request: Request) -> Principal:
-    """Admin scope: console session (CSRF-checked on writes) or the admin bearer token."""
-    principal = await authenticate(request)
-    if principal.role != "admin":
-        raise Forbidden(msg("admin_required"))
-    return principal
+AccessDependency = Callable[[Request], Awaitable[Principal]]
 
 
-async def require_service(request: Request) -> Principal:
-    """Service scope (/api/nlu, /api/chat, /api/scripts): service or admin bearer token, or a console session."""
-    return await authenticate(request)
+@cache
+def require(access: Access) -> AccessDependency:
+    """The route dependency for `access`: the principal, or 403 `forbidden`.
+
+    Built once per Access (FastAPI then runs it once per request), and tagged with it:
+    `dependency.access` is what the route-access test reads off every route.
+    """
+
+    async def dependency(request: Request) -> Principal:
+        principal = await authenticate(request)
+        if not access.allows(principal.role, principal.via):
+            raise Forbidden(access.refusal(principal.role, principal.via))
+        return principal
+
+    dependency.__name__ = f"require_{access.name}"
+    dependency.access = access  # type: ignore[attr-defined]
+    return dependency
+
+
+def require_role(role: Role) -> AccessDependency:
+    """At least `role` (a console user's, or the admin token's `admin`)."""
+    return require(BY_ROLE[role])
+
+
+require_admin = require_role(Role.admin)
+require_service = require(SERVICE_ROUTES)

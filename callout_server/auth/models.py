@@ -1,8 +1,9 @@
 """Auth tables in the `callout` schema. Only hashes of secrets are stored.
 
-    console_users     username, argon2id password_hash, role, source (env|generated)
-    api_tokens        name, scope, sha256 token_hash, display prefix, source
-    console_sessions  sha256 of the cookie's session id, username, csrf_token, expiry
+    users          username, argon2id password_hash, role (viewer|operator|admin), enabled,
+                   source (env|generated|console), last_login_at
+    api_tokens     name, scope, sha256 token_hash, display prefix, source
+    user_sessions  sha256 of the cookie's session id, username, csrf_token, expiry
 
 The CSRF token is stored as is: it is no credential on its own (it is useless without the
 session cookie) and the server must hand it back from `/api/auth/me`.
@@ -12,26 +13,30 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import CheckConstraint, ForeignKey, Index, String
+from sqlalchemy import Boolean, CheckConstraint, ForeignKey, Index, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from callout_server.db.base import Base, UTCDateTime, utcnow
 
 
-class ConsoleUser(Base):
-    __tablename__ = "console_users"
+class User(Base):
+    __tablename__ = "users"
     __table_args__ = (
-        CheckConstraint("role IN ('admin')", name="role"),
-        CheckConstraint("source IN ('env', 'generated')", name="source"),
+        CheckConstraint("role IN ('viewer', 'operator', 'admin')", name="role"),
+        CheckConstraint("source IN ('env', 'generated', 'console')", name="source"),
     )
 
     username: Mapped[str] = mapped_column(String(128), primary_key=True)
     password_hash: Mapped[str] = mapped_column(String(255))
-    role: Mapped[str] = mapped_column(String(16), default="admin")
-    # `generated` users are retired once the environment names a console user.
+    role: Mapped[str] = mapped_column(String(16))
+    # `env`: the bootstrap admin the environment names (kept an admin at every start);
+    # `generated`: the bootstrap admin made at first start, retired once the environment
+    # names one; `console`: created by an admin.
     source: Mapped[str] = mapped_column(String(16))
+    enabled: Mapped[bool] = mapped_column(Boolean, default=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    last_login_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
 
 
 class ApiToken(Base):
@@ -49,17 +54,17 @@ class ApiToken(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 
-class ConsoleSession(Base):
-    __tablename__ = "console_sessions"
+class UserSession(Base):
+    __tablename__ = "user_sessions"
     __table_args__ = (
         # Named explicitly: the convention's column label would include the schema.
-        Index("ix_console_sessions_username", "username"),
-        Index("ix_console_sessions_expires_at", "expires_at"),
+        Index("ix_user_sessions_username", "username"),
+        Index("ix_user_sessions_expires_at", "expires_at"),
     )
 
     id: Mapped[str] = mapped_column(String(64), primary_key=True)  # sha256 hex of the cookie value
     username: Mapped[str] = mapped_column(
-        String(128), ForeignKey("console_users.username", ondelete="CASCADE")
+        String(128), ForeignKey("users.username", ondelete="CASCADE")
     )
     csrf_token: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)

@@ -1,4 +1,5 @@
-"""`/api/auth/*`: console login, logout and identity. Thin: the AuthService does the work.
+"""`/api/auth/*`: console login, logout, identity and the user's own password.
+Thin: the AuthService does the work.
 
 Login needs a JSON body (FastAPI refuses other content types with 422), so a cross-site HTML
 form cannot log a victim's browser into someone else's session ("login CSRF").
@@ -13,7 +14,9 @@ from fastapi import APIRouter, Depends, Request, Response
 from pydantic import BaseModel, Field
 
 from callout_server.api.deps import provide
-from callout_server.auth.deps import SESSION_COOKIE, Principal, authenticate
+from callout_server.auth.deps import SESSION_COOKIE, Principal, client_ip, require
+from callout_server.auth.policy import NewPassword
+from callout_server.auth.roles import CONSOLE_USER, SIGNED_IN
 from callout_server.auth.service import AuthService
 from callout_server.validation import RequestModel
 
@@ -28,9 +31,14 @@ class LoginRequest(RequestModel):
     password: str = Field(max_length=4096)
 
 
+class PasswordChange(RequestModel):
+    current_password: str = Field(max_length=4096)
+    new_password: NewPassword
+
+
 class Me(BaseModel):
     username: str
-    role: str
+    role: str  # viewer | operator | admin; `admin` for the admin token, `service` for the service token
     via: str
     csrf_token: str | None = None  # console sessions: echo in X-CSRF-Token on writes
     expires_at: datetime | None = None
@@ -47,8 +55,7 @@ def _set_session_cookie(response: Response, value: str, max_age: int, secure: bo
 @router.post("/login", status_code=204,
              responses={401: _ERR, 422: _ERR, 429: _ERR, 503: _ERR})
 async def login(body: LoginRequest, request: Request, auth: Auth) -> Response:
-    client = request.client.host if request.client else "unknown"
-    new = await auth.login(body.username, body.password, client)
+    new = await auth.login(body.username, body.password, client_ip(request))
     response = Response(status_code=204)
     _set_session_cookie(response, new.session_id, auth.session_ttl_s, auth.cookie_secure)
     return response
@@ -59,15 +66,24 @@ async def logout(request: Request, auth: Auth) -> Response:
     # No CSRF check: the worst a forged logout can do is sign the user out.
     session_id = request.cookies.get(SESSION_COOKIE)
     if session_id:
-        await auth.logout(session_id)
+        await auth.logout(session_id, client_ip(request))
     response = Response(status_code=204)
     _set_session_cookie(response, "", 0, auth.cookie_secure)
     return response
 
 
 @router.get("/me", response_model=Me, responses={401: _ERR, 503: _ERR})
-async def me(request: Request, principal: Annotated[Principal, Depends(authenticate)]) -> Me:
+async def me(request: Request, principal: Annotated[Principal, Depends(require(SIGNED_IN))]) -> Me:
     session = getattr(request.state, "console_session", None)
     return Me(username=principal.name, role=principal.role, via=principal.via,
               csrf_token=session.csrf_token if session else None,
               expires_at=session.expires_at if session else None)
+
+
+@router.post("/password", status_code=204,
+             responses={401: _ERR, 403: _ERR, 409: _ERR, 422: _ERR, 429: _ERR, 503: _ERR})
+async def change_password(body: PasswordChange, request: Request, auth: Auth,
+                          who: Annotated[Principal, Depends(require(CONSOLE_USER))]) -> Response:
+    await auth.change_password(who.name, request.cookies.get(SESSION_COOKIE, ""),
+                               body.current_password, body.new_password, who.ip)
+    return Response(status_code=204)

@@ -1,9 +1,13 @@
 """AuthService: credentials bootstrap at start, console sessions, the in-memory token table.
 
-    bootstrap()        env credentials upserted, unset ones generated once and printed once
+    bootstrap()        env credentials upserted, unset ones generated once and printed once;
+                       the bootstrap admin is (again) an enabled admin at every start
     tokens             TokenTable held in memory: bearer checks do no I/O (dialer hot path)
-    login / logout     argon2id verification off the event loop; sessions stored as sha256
-    session(raw_id)    one primary-key query; used by admin/console requests only
+    login / logout     argon2id verification off the event loop; sessions stored as sha256;
+                       each login, failed login and logout goes on the audit trail
+    session(raw_id)    one primary-key query joined with the user (enabled, current role);
+                       used by admin/console requests only
+    change_password    the user's own; their other sessions end
 
 Errors raised here are the API's (`Unauthorized`, `ServiceUnavailable`, `ApiError` 429), so
 the thin router only forwards them. Secrets (passwords, tokens, session ids) never reach a
@@ -29,8 +33,10 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from callout_server.auth.models import ApiToken, ConsoleSession, ConsoleUser
+from callout_server.audit.trail import Actor, record
+from callout_server.auth.models import ApiToken, User, UserSession
 from callout_server.auth.passwords import hash_password, verify_password, warm_up
+from callout_server.auth.roles import Role
 from callout_server.auth.settings import AuthSettings
 from callout_server.auth.throttle import LoginThrottle
 from callout_server.auth.tokens import (
@@ -44,7 +50,13 @@ from callout_server.auth.tokens import (
 )
 from callout_server.db.base import utcnow
 from callout_server.db.engine import Database, is_db_unavailable
-from callout_server.errors import ApiError, ServiceUnavailable, Unauthorized
+from callout_server.errors import (
+    ApiError,
+    Conflict,
+    ServiceUnavailable,
+    Unauthorized,
+    UnprocessableEntity,
+)
 from callout_server.i18n import msg
 
 log = logging.getLogger(__name__)
@@ -58,6 +70,16 @@ _WEAK_TOKEN_CHARS = 16
 
 class TooManyAttempts(ApiError):
     status, code = 429, "too_many_attempts"
+
+
+class ManagedByEnvironment(Conflict):
+    """The bootstrap admin's role, state and password come from the environment."""
+
+    code = "managed_by_environment"
+
+    def __init__(self, username: str, what: str) -> None:
+        super().__init__(f"{what} of {username!r} is set by CALLOUT_ADMIN_USER / "
+                         "CALLOUT_ADMIN_PASSWORD at every start; change it there")
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,19 +182,34 @@ class AuthService:
             rows = (await s.execute(select(ApiToken.name, ApiToken.scope, ApiToken.token_hash))).all()
         self.tokens = TokenTable((name, scope, digest) for name, scope, digest in rows)
 
-    async def _bootstrap_user(self, s: AsyncSession) -> list[tuple[str, str]]:
+    @property
+    def bootstrap_username(self) -> str | None:
+        """The console user the environment names (kept an admin), or None."""
         env_user = self._settings.admin_user.strip()
+        if env_user:
+            return env_user
+        return DEFAULT_ADMIN_USER if self._settings.admin_password.get_secret_value() else None
+
+    async def _bootstrap_user(self, s: AsyncSession) -> list[tuple[str, str]]:
         env_password = self._settings.admin_password.get_secret_value()
-        if not env_user and not env_password:
-            if await s.scalar(select(func.count()).select_from(ConsoleUser)):
+        username = self.bootstrap_username
+        if username is None:
+            if await s.scalar(select(func.count()).select_from(User)):
                 return []
             return await self._generate_user(s, DEFAULT_ADMIN_USER)
 
-        username = env_user or DEFAULT_ADMIN_USER
-        # The environment now names the console login: a generated bootstrap login retires.
-        await s.execute(delete(ConsoleUser).where(ConsoleUser.source == "generated",
-                                                  ConsoleUser.username != username))
-        row = await s.get(ConsoleUser, username)
+        # The environment now names the console login: a generated bootstrap login retires,
+        # and one the environment named before becomes an ordinary user.
+        await s.execute(delete(User).where(User.source == "generated",
+                                           User.username != username))
+        await s.execute(update(User).where(User.source == "env", User.username != username)
+                        .values(source="console", updated_at=self.clock()))
+        row = await s.get(User, username)
+        if row is not None and (row.role != Role.admin or not row.enabled):
+            # The bootstrap admin stays an admin: the way back in when nobody else is one.
+            row.role, row.enabled, row.updated_at = Role.admin.value, True, self.clock()
+            log.warning("the console user named by CALLOUT_ADMIN_USER was made an enabled "
+                        "admin again")
         if not env_password:
             return [] if row is not None else await self._generate_user(s, username)
         if row is not None:
@@ -184,14 +221,15 @@ class AuthService:
                 return []
         new_hash = await asyncio.to_thread(hash_password, env_password)
         now = self.clock()
-        stmt = self._insert(ConsoleUser).values(
-            username=username, password_hash=new_hash, role="admin", source="env",
-            created_at=now, updated_at=now)
+        stmt = self._insert(User).values(
+            username=username, password_hash=new_hash, role=Role.admin.value, source="env",
+            enabled=True, created_at=now, updated_at=now)
         await s.execute(stmt.on_conflict_do_update(
             index_elements=["username"],
-            set_={"password_hash": new_hash, "source": "env", "updated_at": now}))
+            set_={"password_hash": new_hash, "source": "env", "role": Role.admin.value,
+                  "enabled": True, "updated_at": now}))
         if row is not None:  # the password changed: sign that user out everywhere
-            await s.execute(delete(ConsoleSession).where(ConsoleSession.username == username))
+            await s.execute(delete(UserSession).where(UserSession.username == username))
             log.info("console password for the configured admin user was changed from the environment")
         return []
 
@@ -199,11 +237,11 @@ class AuthService:
         password = secrets.token_urlsafe(18)
         new_hash = await asyncio.to_thread(hash_password, password)
         now = self.clock()
-        stmt = (self._insert(ConsoleUser)
-                .values(username=username, password_hash=new_hash, role="admin",
-                        source="generated", created_at=now, updated_at=now)
+        stmt = (self._insert(User)
+                .values(username=username, password_hash=new_hash, role=Role.admin.value,
+                        source="generated", enabled=True, created_at=now, updated_at=now)
                 .on_conflict_do_nothing(index_elements=["username"])
-                .returning(ConsoleUser.username))
+                .returning(User.username))
         # Another worker starting at the same time may have won: then it prints, not us.
         if await s.scalar(stmt) is None:
             return []
@@ -250,56 +288,123 @@ class AuthService:
 
     # ---------------------------------------------------------------- sessions
 
-    async def login(self, username: str, password: str, client: str) -> NewSession:
-        key = self.throttle.key(username, client)
+    async def login(self, username: str, password: str, client: str | None) -> NewSession:
+        key = self.throttle.key(username, client or "unknown")
         wait = self.throttle.retry_after(key)
         if wait > 0:
             raise TooManyAttempts(msg("too_many_logins"), retry_after_s=int(wait) + 1)
         row = None
         if 0 < len(username) <= _MAX_FIELD and len(password) <= 4096:
             async with self._db_errors(), self._db.session() as s:
-                row = await s.get(ConsoleUser, username)
+                row = await s.get(User, username)
         # Unknown users are verified against a dummy hash: same cost, same answer.
         check = await asyncio.to_thread(verify_password, row.password_hash if row else None,
                                         password)
-        if row is None or not check.ok:
+        if row is None or not check.ok or not row.enabled:
             self.throttle.failure(key)
+            await self._login_failed(row, check.ok, client)
             raise Unauthorized(INVALID_CREDENTIALS, code="invalid_credentials")
         self.throttle.success(key)
 
         session_id, csrf, now = secrets.token_urlsafe(32), secrets.token_urlsafe(32), self.clock()
         info = SessionInfo(row.username, row.role, csrf, now + self.session_ttl)
         async with self._db_errors(), self._db.session() as s:
+            values: dict[str, Any] = {"last_login_at": now}
             if check.new_hash:
-                await s.execute(update(ConsoleUser).where(ConsoleUser.username == row.username)
-                                .values(password_hash=check.new_hash))
+                values["password_hash"] = check.new_hash
+            await s.execute(update(User).where(User.username == row.username).values(**values))
             # Housekeeping rides on logins (rare, indexed): no background task needed.
-            await s.execute(delete(ConsoleSession).where(ConsoleSession.expires_at <= now))
-            s.add(ConsoleSession(id=_session_key(session_id), username=row.username,
-                                 csrf_token=csrf, created_at=now, expires_at=info.expires_at))
+            await s.execute(delete(UserSession).where(UserSession.expires_at <= now))
+            s.add(UserSession(id=_session_key(session_id), username=row.username,
+                              csrf_token=csrf, created_at=now, expires_at=info.expires_at))
+            record(s, Actor(row.username, "session", client), "auth.login",
+                   target=f"user:{row.username}", detail={"role": row.role})
         return NewSession(session_id, info)
 
+    async def _login_failed(self, row: User | None, password_ok: bool, client: str | None) -> None:
+        """A failed login on the trail. The submitted name is kept only when it is a user's:
+        an unknown "username" is often a password typed into the wrong field."""
+        if row is None:
+            actor, target, reason = "(unknown)", None, "unknown_user"
+        else:
+            actor, target = row.username, f"user:{row.username}"
+            reason = "disabled" if password_ok else "wrong_password"
+        try:
+            async with self._db.session() as s:
+                record(s, Actor(actor, "session", client), "auth.login_failed", target=target,
+                       detail={"reason": reason})
+        except Exception as exc:  # the answer stays 401: nothing changed that needs a record
+            log.warning("could not record a failed login: %s", type(exc).__name__)
+
     async def session(self, session_id: str) -> SessionInfo | None:
-        """The live session behind a cookie value, or None (unknown, expired, signed out)."""
+        """The live session behind a cookie value, or None (unknown, expired, signed out,
+        or its user disabled)."""
         if not session_id or len(session_id) > _MAX_FIELD:
             return None
-        stmt = (select(ConsoleSession.csrf_token, ConsoleSession.expires_at,
-                       ConsoleUser.username, ConsoleUser.role)
-                .join(ConsoleUser, ConsoleUser.username == ConsoleSession.username)
-                .where(ConsoleSession.id == _session_key(session_id),
-                       ConsoleSession.expires_at > self.clock()))
+        stmt = (select(UserSession.csrf_token, UserSession.expires_at,
+                       User.username, User.role)
+                .join(User, User.username == UserSession.username)
+                .where(UserSession.id == _session_key(session_id),
+                       UserSession.expires_at > self.clock(), User.enabled.is_(True)))
         async with self._db_errors(), self._db.session() as s:
             row = (await s.execute(stmt)).one_or_none()
         if row is None:
             return None
         return SessionInfo(row.username, row.role, row.csrf_token, row.expires_at)
 
-    async def logout(self, session_id: str) -> None:
+    async def logout(self, session_id: str, client: str | None = None) -> None:
         if not session_id or len(session_id) > _MAX_FIELD:
             return
         async with self._db_errors(), self._db.session() as s:
-            await s.execute(delete(ConsoleSession)
-                            .where(ConsoleSession.id == _session_key(session_id)))
+            username = await s.scalar(delete(UserSession)
+                                      .where(UserSession.id == _session_key(session_id))
+                                      .returning(UserSession.username))
+            if username is not None:
+                record(s, Actor(username, "session", client), "auth.logout",
+                       target=f"user:{username}")
+
+    async def change_password(self, username: str, session_id: str, current: str, new: str,
+                              client: str | None) -> int:
+        """The user's own password; every other session of theirs ends. Returns how many.
+
+        Throttled like a login (a stolen session must not become a password oracle).
+        """
+        if username == self.bootstrap_username and self._settings.admin_password.get_secret_value():
+            raise ManagedByEnvironment(username, "the password")
+        key = self.throttle.key(username, client or "unknown")
+        wait = self.throttle.retry_after(key)
+        if wait > 0:
+            raise TooManyAttempts(msg("too_many_passwords"), retry_after_s=int(wait) + 1)
+        async with self._db_errors(), self._db.session() as s:
+            row = await s.get(User, username)
+        check = await asyncio.to_thread(verify_password, row.password_hash if row else None,
+                                        current)
+        actor = Actor(username, "session", client)
+        if row is None or not check.ok:
+            self.throttle.failure(key)
+            async with self._db_errors(), self._db.session() as s:
+                record(s, actor, "auth.password_change_failed", target=f"user:{username}",
+                       detail={"reason": "wrong_current_password"})
+            raise UnprocessableEntity(
+                msg("wrong_password"), code="wrong_password",
+                fields=[{"field": "current_password", "code": "wrong_password",
+                         "message": msg("wrong_password_field")}])
+        self.throttle.success(key)
+        if new == current:
+            raise UnprocessableEntity(
+                msg("password_unchanged"),
+                fields=[{"field": "new_password", "code": "password_unchanged",
+                         "message": msg("password_unchanged_field")}])
+        new_hash = await asyncio.to_thread(hash_password, new)
+        async with self._db_errors(), self._db.session() as s:
+            await s.execute(update(User).where(User.username == username)
+                            .values(password_hash=new_hash, updated_at=self.clock()))
+            ended = await s.execute(delete(UserSession).where(
+                UserSession.username == username, UserSession.id != _session_key(session_id)))
+            count = int(ended.rowcount or 0)  # type: ignore[attr-defined]
+            record(s, actor, "auth.password_change", target=f"user:{username}",
+                   detail={"other_sessions_ended": count})
+        return count
 
     @asynccontextmanager
     async def _db_errors(self) -> AsyncIterator[None]:

@@ -8,19 +8,20 @@ from fastapi import APIRouter, Depends, Query
 
 from callout_server.api.deps import provide
 from callout_server.api.params import BeforeId, Since, Until
-from callout_server.auth.deps import Principal, require_admin
+from callout_server.auth.deps import Principal, require_role
+from callout_server.auth.roles import Role
 from callout_server.calllog.service import DiagnosticsQueries
 from callout_server.i18n import current
 
 router = APIRouter(prefix="/api/admin/diagnostics", tags=["diagnostics"])
 
 Diagnostics = Annotated[DiagnosticsQueries, Depends(provide(DiagnosticsQueries))]
-Admin = Annotated[Principal, Depends(require_admin)]
+Viewer = Annotated[Principal, Depends(require_role(Role.viewer))]
 
 
 @router.get("", responses={401: {}, 403: {}, 422: {}})
 async def list_diagnostics(
-    diagnostics: Diagnostics, _: Admin,
+    diagnostics: Diagnostics, _: Viewer,
     tier: Literal["nlu", "chat", "script"] | None = None,
     code: Annotated[str | None, Query(max_length=40)] = None,
     model: Annotated[str | None, Query(max_length=200)] = None,
@@ -37,6 +38,6 @@ async def list_diagnostics(
 
 
 @router.get("/summary", responses={401: {}, 403: {}, 422: {}})
-async def diagnostics_summary(diagnostics: Diagnostics, _: Admin,
+async def diagnostics_summary(diagnostics: Diagnostics, _: Viewer,
                               window: str = "1h") -> dict[str, Any]:
     return await diagnostics.summary(window)

@@ -9,7 +9,8 @@ from fastapi import APIRouter, Depends, Response
 
 from callout_server.api.deps import provide
 from callout_server.api.params import RowId, Version
-from callout_server.auth.deps import Principal, require_admin
+from callout_server.auth.deps import Principal, require_role
+from callout_server.auth.roles import Role
 from callout_server.config.schemas import (
     ActiveOut,
     LLMConfigCreate,
@@ -26,61 +27,63 @@ router = APIRouter(prefix="/api/admin", tags=["model configuration"])
 _ERR = {"model": dict[str, Any]}
 _AUTH = {401: _ERR, 403: _ERR}
 _DB = {503: _ERR}
-Admin = Annotated[Principal, Depends(require_admin)]
+# Viewers read (keys masked); operators change configurations.
+Viewer = Annotated[Principal, Depends(require_role(Role.viewer))]
+Operator = Annotated[Principal, Depends(require_role(Role.operator))]
 
 
 Configs = Annotated[ConfigService, Depends(provide(ConfigService))]
 
 
 @router.get("/llm-configs", response_model=LLMConfigList, responses={**_AUTH, **_DB})
-async def list_configs(_: Admin, configs: Configs) -> LLMConfigList:
+async def list_configs(_: Viewer, configs: Configs) -> LLMConfigList:
     return await configs.list()
 
 
 @router.post("/llm-configs", status_code=201, response_model=LLMConfigOut,
              responses={**_AUTH, **_DB, 409: _ERR, 422: _ERR})
-async def create_config(body: LLMConfigCreate, who: Admin, configs: Configs) -> LLMConfigOut:
-    return await configs.create(body, actor=who.name)
+async def create_config(body: LLMConfigCreate, who: Operator, configs: Configs) -> LLMConfigOut:
+    return await configs.create(body, actor=who.actor)
 
 
 @router.get("/llm-configs/{config_id}", response_model=LLMConfigOut,
             responses={**_AUTH, **_DB, 404: _ERR})
-async def get_config(config_id: RowId, _: Admin, configs: Configs) -> LLMConfigOut:
+async def get_config(config_id: RowId, _: Viewer, configs: Configs) -> LLMConfigOut:
     return await configs.get(config_id)
 
 
 @router.put("/llm-configs/{config_id}", response_model=LLMConfigOut,
             responses={**_AUTH, **_DB, 404: _ERR, 409: _ERR, 422: _ERR})
-async def update_config(config_id: RowId, body: LLMConfigUpdate, who: Admin,
+async def update_config(config_id: RowId, body: LLMConfigUpdate, who: Operator,
                         configs: Configs) -> LLMConfigOut:
-    return await configs.update(config_id, body, actor=who.name)
+    return await configs.update(config_id, body, actor=who.actor)
 
 
 @router.delete("/llm-configs/{config_id}", status_code=204,
                responses={**_AUTH, **_DB, 404: _ERR, 409: _ERR})
-async def delete_config(config_id: RowId, who: Admin, configs: Configs,
+async def delete_config(config_id: RowId, who: Operator, configs: Configs,
                         version: Version = None) -> Response:
-    await configs.delete(config_id, actor=who.name, version=version)
+    await configs.delete(config_id, actor=who.actor, version=version)
     return Response(status_code=204)
 
 
 @router.post("/llm-configs/{config_id}/activate", response_model=LLMConfigOut,
              responses={**_AUTH, **_DB, 404: _ERR, 409: _ERR})
-async def activate_config(config_id: RowId, who: Admin, configs: Configs) -> LLMConfigOut:
-    return await configs.activate(config_id, actor=who.name)
+async def activate_config(config_id: RowId, who: Operator, configs: Configs) -> LLMConfigOut:
+    return await configs.activate(config_id, actor=who.actor)
 
 
 @router.get("/llm-configs/{config_id}/revisions", response_model=RevisionList,
             responses={**_AUTH, **_DB, 404: _ERR})
-async def config_revisions(config_id: RowId, _: Admin, configs: Configs) -> RevisionList:
+async def config_revisions(config_id: RowId, _: Viewer, configs: Configs) -> RevisionList:
     return await configs.revisions(config_id)
 
 
 @router.get("/llm-active", response_model=ActiveOut, responses=_AUTH)
-async def active_configs(_: Admin, configs: Configs) -> ActiveOut:
+async def active_configs(_: Viewer, configs: Configs) -> ActiveOut:
     return configs.active()
 
 
 @router.get("/vendors", response_model=VendorList, responses=_AUTH)
-async def vendors(_: Admin) -> VendorList:
+async def vendors(_: Viewer) -> VendorList:
     return VENDORS

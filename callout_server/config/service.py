@@ -2,8 +2,9 @@
 
 Every write is one unit of work that first bumps `config_state.generation` (its row lock
 serialises configuration writers across the cluster), changes the rows, writes revision
-rows, and commits; only then is the new generation swapped in locally and published
-(`ConfigEvents.committed`). A failed write changes nothing. Reads of the serving configuration
+rows and the audit event (`audit.trail.record`, same session), and commits; only then is
+the new generation swapped in locally and published (`ConfigEvents.committed`). A failed
+write changes nothing and leaves no audit event. Reads of the serving configuration
 (`active`) come from the in-memory snapshot; the admin list/get/revisions read the table.
 """
 
@@ -16,6 +17,7 @@ from typing import Any, Protocol
 
 from sqlalchemy.exc import IntegrityError
 
+from callout_server.audit.trail import Actor, record
 from callout_server.config.errors import (
     ApiKeyRequired,
     ConfigNotFound,
@@ -184,26 +186,29 @@ class ConfigService:
         return row
 
     # -- writes ------------------------------------------------------------------------
-    async def create(self, body: LLMConfigCreate, actor: str) -> LLMConfigOut:
+    async def create(self, body: LLMConfigCreate, actor: Actor) -> LLMConfigOut:
         async with self._write() as (repo, generation):
             if await repo.name_taken(body.tier, body.name):
                 raise NameConflict(body.tier, body.name)
             now = utcnow()
+            deactivated = []
             if body.is_active:
-                await self._deactivate_others(repo, body.tier, None, actor, generation)
+                deactivated = await self._deactivate_others(repo, body.tier, None, actor.name,
+                                                            generation)
             values = body.model_dump(include=set(FIELDS))
             row = await repo.add(LLMConfigRow(
                 **values, api_key_enc=self.secrets.encrypt(body.api_key) if body.api_key else None,
-                version=1, created_at=now, updated_at=now, updated_by=actor))
+                version=1, created_at=now, updated_at=now, updated_by=actor.name))
             changes: dict[str, Any] = {f: {"old": None, "new": values[f]} for f in FIELDS}
             if body.api_key:
                 changes["api_key"] = {"change": "set"}
-            await self._revision(repo, row, "create", changes, actor, generation)
+            await self._revision(repo, row, "create", changes, actor.name, generation)
+            _audit(repo, actor, "config.create", row, changes, deactivated)
             result = self.view(row)
         await self._committed(generation)
         return result
 
-    async def update(self, config_id: int, body: LLMConfigUpdate, actor: str) -> LLMConfigOut:
+    async def update(self, config_id: int, body: LLMConfigUpdate, actor: Actor) -> LLMConfigOut:
         sent = body.changes()
         async with self._write() as (repo, generation):
             row = await self._require(repo, config_id, for_update=True)
@@ -215,8 +220,10 @@ class ConfigService:
             if (tier, name) != (row.tier, row.name) and await repo.name_taken(
                     tier, name, except_id=row.id):
                 raise NameConflict(tier, name)
+            deactivated = []
             if sent.get("is_active", row.is_active):
-                await self._deactivate_others(repo, tier, row.id, actor, generation)
+                deactivated = await self._deactivate_others(repo, tier, row.id, actor.name,
+                                                            generation)
             changes = {f: {"old": getattr(row, f), "new": v} for f, v in sent.items()
                        if f != "api_key" and getattr(row, f) != v}
             key_change = self._apply_key(row, sent)
@@ -225,9 +232,10 @@ class ConfigService:
             for f in changes:
                 if f != "api_key":
                     setattr(row, f, sent[f])
-            self._touch(row, actor)
+            self._touch(row, actor.name)
             await repo.flush()
-            await self._revision(repo, row, "update", changes, actor, generation)
+            await self._revision(repo, row, "update", changes, actor.name, generation)
+            _audit(repo, actor, "config.update", row, changes, deactivated)
             result = self.view(row)
         await self._committed(generation)
         return result
@@ -262,25 +270,27 @@ class ConfigService:
         row.api_key_enc = self.secrets.encrypt(new)
         return change
 
-    async def activate(self, config_id: int, actor: str) -> LLMConfigOut:
+    async def activate(self, config_id: int, actor: Actor) -> LLMConfigOut:
         try:
             async with self._write() as (repo, generation):
                 row = await self._require(repo, config_id, for_update=True)
                 if row.is_active:
                     raise _Unchanged(self.view(row))
-                await self._deactivate_others(repo, row.tier, row.id, actor, generation)
+                deactivated = await self._deactivate_others(repo, row.tier, row.id, actor.name,
+                                                            generation)
                 row.is_active = True
-                self._touch(row, actor)
+                self._touch(row, actor.name)
                 await repo.flush()
-                await self._revision(repo, row, "activate",
-                                     {"is_active": {"old": False, "new": True}}, actor, generation)
+                changes = {"is_active": {"old": False, "new": True}}
+                await self._revision(repo, row, "activate", changes, actor.name, generation)
+                _audit(repo, actor, "config.activate", row, changes, deactivated)
                 result = self.view(row)
         except _Unchanged as unchanged:  # already active: rolled back, nothing to publish
             return unchanged.result
         await self._committed(generation)
         return result
 
-    async def delete(self, config_id: int, actor: str, version: int | None = None) -> None:
+    async def delete(self, config_id: int, actor: Actor, version: int | None = None) -> None:
         async with self._write() as (repo, generation):
             row = await self._require(repo, config_id, for_update=True)
             if version is not None and row.version != version:
@@ -288,19 +298,23 @@ class ConfigService:
             changes = {f: {"old": getattr(row, f), "new": None} for f in FIELDS}
             if row.api_key_enc:
                 changes["api_key"] = {"change": "cleared"}
-            await self._revision(repo, row, "delete", changes, actor, generation)
+            await self._revision(repo, row, "delete", changes, actor.name, generation)
+            _audit(repo, actor, "config.delete", row, {}, [])
             await repo.delete(row)
         await self._committed(generation)
 
     async def _deactivate_others(self, repo: ConfigRepository, tier: str, keep_id: int | None,
-                                 actor: str, generation: int) -> None:
+                                 actor: str, generation: int) -> list[int]:
+        """Deactivate the tier's other active row(s); returns their ids."""
         # Before the activation itself: the partial unique index is checked per statement.
-        for other in await repo.active_in_tier(tier, except_id=keep_id):
+        others = await repo.active_in_tier(tier, except_id=keep_id)
+        for other in others:
             other.is_active = False
             self._touch(other, actor)
             await repo.flush()
             await self._revision(repo, other, "deactivate",
                                  {"is_active": {"old": True, "new": False}}, actor, generation)
+        return [other.id for other in others]
 
     @staticmethod
     def _touch(row: LLMConfigRow, actor: str) -> None:
@@ -334,6 +348,39 @@ def _out(source: LLMConfigRow | LLMConfig, **fields: Any) -> LLMConfigOut:
     values |= {"base_url": mask_url(values["base_url"]),
                "extra_params": dict(values["extra_params"] or {})}
     return LLMConfigOut(**values, **fields)
+
+
+# Fields whose values the audit detail names only as changed: free-form JSON may hold anything.
+_OPAQUE_FIELDS = frozenset({"extra_params"})
+
+
+def _audit(repo: ConfigRepository, actor: Actor, action: str, row: LLMConfigRow,
+           changes: dict[str, Any], deactivated: list[int]) -> None:
+    """The audit event of a configuration write, in the write's own session.
+
+    The detail says which configuration (tier, name, version) and what changed: old and
+    new values for plain fields (base URLs masked), "set"/"replaced"/"cleared" for the key,
+    "changed" for extra_params; never key material.
+    """
+    detail: dict[str, Any] = {"tier": row.tier, "name": row.name, "model": row.model,
+                              "version": row.version}
+    changed: dict[str, Any] = {}
+    for field, change in _masked_changes(changes).items():
+        if field == "api_key":
+            changed[field] = change.get("change", "changed")
+        elif field in _OPAQUE_FIELDS:
+            changed[field] = "changed"
+        elif action == "config.create":
+            changed[field] = change.get("new")
+        else:
+            changed[field] = change
+    if action == "config.create":
+        changed = {k: v for k, v in changed.items() if k in ("base_url", "is_active", "api_key")}
+    if changed:
+        detail["changes"] = changed
+    if deactivated:
+        detail["deactivated"] = [f"config:{i}" for i in deactivated]
+    record(repo.session, actor, action, target=f"config:{row.id}", detail=detail)
 
 
 def _masked_changes(changes: dict[str, Any]) -> dict[str, Any]:

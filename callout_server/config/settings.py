@@ -15,6 +15,7 @@ from typing import Any, Literal
 import tomli
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
+from callout_server.audit.settings import AuditSettings
 from callout_server.auth.settings import AuthSettings
 from callout_server.config.model import TIERS, Tier
 from callout_server.config.schemas import ConfigValues, call_values
@@ -160,6 +161,7 @@ class Settings(_Section):
     llm: LLMSections
     chat: ChatSettings = Field(default_factory=ChatSettings)
     diagnostics: DiagnosticsSettings = Field(default_factory=DiagnosticsSettings)
+    audit: AuditSettings = Field(default_factory=AuditSettings)
 
     @field_validator("llm", mode="before")
     @classmethod
@@ -194,6 +196,7 @@ ENV_OVERRIDES: dict[str, tuple[str, str]] = {
     "CALLOUT_LOG_FORMAT": ("server", "log_format"),
     "CALLOUT_ACCESS_LOG": ("server", "access_log"),
     "CALLOUT_LOG_LEVEL": ("server", "log_level"),
+    "CALLOUT_AUDIT_RETENTION_DAYS": ("audit", "retention_days"),
 }
 
 

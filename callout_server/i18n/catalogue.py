@@ -45,6 +45,12 @@ MESSAGES: dict[str, tuple[str, str]] = {
                        "this route needs admin credentials; a service token is not enough"),
     "invalid_credentials": ("用户名或密码错误", "invalid username or password"),
     "too_many_logins": ("登录失败次数过多，请稍后再试", "too many failed logins; try again later"),
+    "too_many_passwords": ("密码输错次数过多，请稍后再试", "too many wrong passwords; try again later"),
+    "wrong_password": ("current_password：不是你当前的密码", "current_password: not your current password"),
+    "wrong_password_field": ("不是你当前的密码", "not your current password"),
+    "password_unchanged": ("new_password：新密码必须与当前密码不同",
+                           "new_password: must differ from the current password"),
+    "password_unchanged_field": ("必须与当前密码不同", "must differ from the current password"),
     "database_unavailable": ("数据库暂时不可用，请稍后重试",
                              "the database is unavailable; try again shortly"),
     # -- model configurations -------------------------------------------------------------

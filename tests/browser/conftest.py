@@ -110,7 +110,8 @@ def console_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.Temp
 
     pg_url = request.getfixturevalue("pg_url")
     emulator = request.getfixturevalue("emulator")
-    # In a thread: once Chromium is up, Playwright's loop runs on this one.
+    # On a thread of its own: a second module using this fixture runs while Playwright's
+    # event loop is running on this one.
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         pool.submit(asyncio.run, reset_tables(pg_url)).result()
     env = {**os.environ, **test_env(pg_url, None, "callout-browser"), "PYTHONUNBUFFERED": "1",

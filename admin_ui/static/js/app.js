@@ -2,17 +2,23 @@
 import { get, post, setCsrfToken, onUnauthorized } from "./api.js";
 import { applyStatic, getLang, labelOf, onLangChange, setLang, t } from "./i18n.js";
 import { h, replace, toast, errorBanner } from "./ui.js";
+import { can } from "./roles.js";
 import * as login from "./pages/login.js";
 import * as models from "./pages/models.js";
 import * as diagnostics from "./pages/diagnostics.js";
 import * as playground from "./pages/playground.js";
+import * as people from "./pages/people.js";
+import * as audit from "./pages/audit.js";
+import { openPasswordDialog } from "./pages/password.js";
 
 const DEFAULT_ROUTE = "/ai/models";
 const ROUTES = {
   "/login": { page: login, title: "login_title", public: true },
   "/ai/models": { page: models, title: "nav_models" },
   "/ai/diagnostics": { page: diagnostics, title: "nav_diagnostics" },
-  "/ai/playground": { page: playground, title: "nav_playground" },
+  "/ai/playground": { page: playground, title: "nav_playground", need: "operator" },
+  "/admin/people": { page: people, title: "nav_people", need: "admin" },
+  "/admin/audit": { page: audit, title: "nav_audit", need: "admin" },
 };
 
 export const session = { me: null };
@@ -70,11 +76,16 @@ function updateShell(path) {
   app.dataset.auth = session.me ? "in" : "out";
   const chip = document.getElementById("user-chip");
   const logout = document.getElementById("logout-btn");
+  const password = document.getElementById("password-btn");
   chip.hidden = logout.hidden = !session.me;
+  password.hidden = !session.me || session.me.via !== "session";
   if (session.me) {
+    const role = session.me.role;
     replace(chip, h("span", { class: "user-name" }, session.me.username),
-      session.me.role ? h("span", { class: "user-role", "data-role": session.me.role }, labelOf("role_", session.me.role)) : null);
+      role ? h("span", { class: "user-role", "data-role": role, "data-testid": "user-role" }, labelOf("role_", role)) : null);
   }
+  // The nav shows only what the role may open (the server refuses the rest anyway).
+  document.querySelectorAll(".sidebar [data-need]").forEach((el) => { el.hidden = !can(session.me, el.dataset.need); });
   document.querySelectorAll(".sidebar a[data-route]").forEach((a) => {
     if (a.dataset.route === path) a.setAttribute("aria-current", "page");
     else a.removeAttribute("aria-current");
@@ -123,6 +134,13 @@ export async function render() {
     focusPage(main, title);
     return;
   }
+  if (!route.public && !can(session.me, route.need)) {
+    main.append(h("h1", { class: "page-title", tabindex: "-1" }, t("not_allowed")),
+      h("p", { "data-testid": "not-allowed" }, t("not_allowed_body", { role: t(`role_${session.me?.role}`), need: t(`role_${route.need}`) })),
+      h("a", { href: `#${DEFAULT_ROUTE}` }, t("back_home")));
+    focusPage(main, title);
+    return;
+  }
   const ctx = {
     query, session, navigate, setQuery,
     next: safeNext(query.get("next")),
@@ -153,6 +171,7 @@ function boot() {
   // Toasts were worded in the old language: drop them rather than leave it on screen.
   onLangChange(() => { replace(document.getElementById("toasts")); applyStatic(); render(); });
   document.getElementById("logout-btn").addEventListener("click", logout);
+  document.getElementById("password-btn").addEventListener("click", () => openPasswordDialog());
   onUnauthorized(() => {
     if (!session.me) return;
     session.me = null;

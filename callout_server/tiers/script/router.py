@@ -10,7 +10,8 @@ from fastapi.responses import StreamingResponse
 from callout_server.api.deps import provide
 from callout_server.api.params import BeforeId, RowId
 from callout_server.api.sse import sse_response
-from callout_server.auth.deps import Principal, require_admin, require_service
+from callout_server.auth.deps import Principal, require_role, require_service
+from callout_server.auth.roles import Role
 from callout_server.tiers.script.drafts import DraftStore
 from callout_server.tiers.script.schemas import Draft, DraftUpdate, GenerateRequest, GenerateResult
 from callout_server.tiers.script.service import ScriptService
@@ -20,7 +21,9 @@ _FAILED = {"description": "generation failed: the diagnostic is in the error bod
 
 Scripts = Annotated[ScriptService, Depends(provide(ScriptService))]
 Drafts = Annotated[DraftStore, Depends(provide(DraftStore))]
-Admin = Annotated[Principal, Depends(require_admin)]
+# Viewers read drafts; operators edit them.
+Viewer = Annotated[Principal, Depends(require_role(Role.viewer))]
+Operator = Annotated[Principal, Depends(require_role(Role.operator))]
 
 
 @router.post("/api/scripts/generate", response_model=None,
@@ -30,12 +33,12 @@ async def generate(body: GenerateRequest, scripts: Scripts,
                    who: Annotated[Principal, Depends(require_service)],
                    ) -> GenerateResult | StreamingResponse:
     if body.stream:
-        return sse_response(scripts.stream(body, who.name))
-    return await scripts.generate(body, who.name)
+        return sse_response(scripts.stream(body, who.actor))
+    return await scripts.generate(body, who.actor)
 
 
 @router.get("/api/admin/scripts", responses={401: {}, 403: {}})
-async def list_drafts(drafts: Drafts, _: Admin,
+async def list_drafts(drafts: Drafts, _: Viewer,
                       limit: Annotated[int, Query(ge=1, le=200)] = 50,
                       before_id: BeforeId = None) -> dict[str, Any]:
     items = await drafts.list(limit=limit, before_id=before_id)
@@ -43,18 +46,19 @@ async def list_drafts(drafts: Drafts, _: Admin,
 
 
 @router.get("/api/admin/scripts/{draft_id}", responses={401: {}, 403: {}, 404: {}})
-async def get_draft(draft_id: RowId, drafts: Drafts, _: Admin) -> Draft:
+async def get_draft(draft_id: RowId, drafts: Drafts, _: Viewer) -> Draft:
     return await drafts.get(draft_id)
 
 
 @router.put("/api/admin/scripts/{draft_id}",
             responses={401: {}, 403: {}, 404: {}, 409: {}, 422: {}})
-async def update_draft(draft_id: RowId, body: DraftUpdate, drafts: Drafts, who: Admin) -> Draft:
-    return await drafts.update(draft_id, body, who.name)
+async def update_draft(draft_id: RowId, body: DraftUpdate, drafts: Drafts,
+                       who: Operator) -> Draft:
+    return await drafts.update(draft_id, body, who.actor)
 
 
 @router.delete("/api/admin/scripts/{draft_id}", status_code=204,
                responses={401: {}, 403: {}, 404: {}})
-async def delete_draft(draft_id: RowId, drafts: Drafts, _: Admin) -> Response:
-    await drafts.delete(draft_id)
+async def delete_draft(draft_id: RowId, drafts: Drafts, who: Operator) -> Response:
+    await drafts.delete(draft_id, who.actor)
     return Response(status_code=204)

@@ -12,6 +12,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+from callout_server.audit.trail import Actor
 from callout_server.calllog.recorder import DiagnosticsRecorder
 from callout_server.calllog.records import record_call
 from callout_server.i18n import current, text
@@ -53,7 +54,7 @@ class ScriptService:
         self._recorder = recorder
         self._locale = locale
 
-    async def generate(self, req: GenerateRequest, actor: str) -> GenerateResult:
+    async def generate(self, req: GenerateRequest, actor: Actor) -> GenerateResult:
         cfg = self._active_config()
         started = time.perf_counter()
         try:
@@ -78,7 +79,7 @@ class ScriptService:
                               if diagnostic else None,
                               draft_id=draft_id, draft_error=draft_error)
 
-    async def stream(self, req: GenerateRequest, actor: str) -> AsyncIterator[StreamEvent]:
+    async def stream(self, req: GenerateRequest, actor: Actor) -> AsyncIterator[StreamEvent]:
         """Events: `text_delta`… then `usage` and exactly one `end`, whatever happens.
 
         A client disconnect cancels this generator; leaving the `async with` closes the
@@ -140,15 +141,15 @@ class ScriptService:
         yield StreamEvent("usage", usage)
         yield StreamEvent("end", end)
 
-    async def _save(self, req: GenerateRequest, actor: str, cfg: LLMConfig, script: str,
+    async def _save(self, req: GenerateRequest, actor: Actor, cfg: LLMConfig, script: str,
                     reasoning: str, *, complete: bool, usage: dict[str, int | None],
                     model: str) -> int | None:
         if not req.save or not script:
             return None
         return await self.drafts.create(
-            title=_title(req), brief=req.brief, script=script, reasoning=reasoning or None,
-            status="complete" if complete else "truncated", model=model, config_id=cfg.id,
-            updated_by=actor, **usage)
+            actor, title=_title(req), brief=req.brief, script=script,
+            reasoning=reasoning or None, status="complete" if complete else "truncated",
+            model=model, config_id=cfg.id, **usage)
 
     def _record(self, cfg: LLMConfig, diagnostic: Diagnostic | None, started: float,
                 **fields: Any) -> Diagnostic | None:

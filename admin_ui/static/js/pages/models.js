@@ -3,6 +3,7 @@ import { del, get, post, put } from "../api.js";
 import { fmtNum, fmtTime, labelOf, t, tierLabel } from "../i18n.js";
 import { badge, confirmDialog, diagnosticBox, errorBanner, fieldLabel, h, pageHeader, replace, setBusy, toast } from "../ui.js";
 import { TIERS, openEditor } from "./model_form.js";
+import { can } from "../roles.js";
 
 // Fields a rollback may restore (never key material, never bookkeeping).
 const ROLLBACK_FIELDS = ["tier", "name", "base_url", "model", "api_style", "timeout_s", "max_tokens", "temperature",
@@ -14,7 +15,10 @@ const WRITABLE = ["tier", "name", "base_url", "model", "api_style", "timeout_s",
 const items = (body) => (Array.isArray(body) ? body : Array.isArray(body?.items) ? body.items : []);
 const show = (v) => (v === null || v === undefined ? "null" : typeof v === "object" ? JSON.stringify(v) : String(v));
 
-export function render(main) {
+export function render(main, ctx) {
+  // Viewers read (keys masked) and see the history; only operators and admins get the buttons
+  // that change or call something (the server refuses them to viewers regardless).
+  const canEdit = can(ctx?.session?.me, "operator");
   const activeBox = h("div", { class: "tier-cards", "aria-busy": "true" });
   const listBox = h("div", { class: "table-wrap" });
   const detail = h("section", { class: "panel detail-panel", hidden: true, "aria-live": "polite", "data-testid": "detail-panel" });
@@ -22,7 +26,7 @@ export function render(main) {
     const saved = await openEditor({});
     if (saved) { toast(t("created", { name: saved.name }), "ok"); refresh(); }
   } }, `+ ${t("new_config")}`);
-  main.append(pageHeader(t("models_title"), t("models_intro"), newBtn),
+  main.append(pageHeader(t("models_title"), t("models_intro"), canEdit ? newBtn : null),
     h("section", { class: "section", "aria-labelledby": "active-h" }, h("h2", { id: "active-h" }, t("active_configs")), activeBox),
     h("section", { class: "section", "aria-labelledby": "list-h" }, h("h2", { id: "list-h" }, t("configs_list")), listBox),
     detail);
@@ -84,13 +88,13 @@ export function render(main) {
         h("div", { class: "cell-sub", "data-testid": "config-version" }, `${t("version")} ${c.version ?? "?"}`)),
       h("td", {}, h("div", {}, fmtTime(c.updated_at)), c.updated_by ? h("div", { class: "cell-sub" }, c.updated_by) : null),
       h("td", {}, h("div", { class: "cell-actions" },
-        act("edit", t("edit"), () => edit(c)),
-        act("test", t("test_short"), (b) => test(c, b)),
+        canEdit ? act("edit", t("edit"), () => edit(c)) : null,
+        canEdit ? act("test", t("test_short"), (b) => test(c, b)) : null,
         act("history", t("history"), () => history(c)),
         // An active configuration keeps the slot's size (hidden), so every row's grid is the same.
-        c.is_active ? h("span", { class: "btn btn-sm act-activate act-placeholder", "aria-hidden": "true" }, t("activate"))
+        !canEdit ? null : c.is_active ? h("span", { class: "btn btn-sm act-activate act-placeholder", "aria-hidden": "true" }, t("activate"))
           : act("activate", t("activate"), (b) => activate(c, b)),
-        act("delete", t("delete"), () => remove(c), "btn btn-sm btn-danger-outline"))));
+        canEdit ? act("delete", t("delete"), () => remove(c), "btn btn-sm btn-danger-outline") : null)));
   }
 
   async function edit(c) {
@@ -167,7 +171,7 @@ export function render(main) {
     const created = r.action === "create";
     const restorable = created ? []
       : r.changes.filter((x) => ROLLBACK_FIELDS.includes(x.field) && x.hasOld);
-    const rb = restorable.length ? h("button", { type: "button", class: "btn btn-sm", onclick: (ev) => rollback(c, r, restorable, ev.currentTarget) }, t("rollback")) : null;
+    const rb = canEdit && restorable.length ? h("button", { type: "button", class: "btn btn-sm", onclick: (ev) => rollback(c, r, restorable, ev.currentTarget) }, t("rollback")) : null;
     const actionKey = `action_${r.action}`;
     return h("li", { class: "revision", "data-revision-version": r.version ?? "" },
       h("div", { class: "revision-head" },
