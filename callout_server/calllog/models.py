@@ -34,6 +34,10 @@ class LLMCallLog(Base):
     status: Mapped[int | None] = mapped_column(Integer)
     call_id: Mapped[str | None] = mapped_column(String(200))
     node_id: Mapped[str | None] = mapped_column(String(200))
+    # The endpoint that served the call (base URL, credentials masked) and the requests it
+    # took (retries, hedges); migration 0005_pools.
+    endpoint: Mapped[str | None] = mapped_column(String(2048))
+    attempts: Mapped[int | None] = mapped_column(Integer)
 
     __table_args__ = (
         Index("ix_llm_call_logs_at", "at"),

@@ -6,8 +6,10 @@
       NameConflict            409 name_conflict         (tier, name) already used
       DatabaseUnavailable     503 database_unavailable  admin write/read while the DB is down
       ConfigUnusable          503 config_unusable       stored API key cannot be decrypted
-      ApiKeyRequired          422 api_key_required      base_url moves to another origin
-                                                        while a key is stored
+      ApiKeyRequired          422 api_key_required      base_url (or a new endpoint) is
+                                                        another origin while a key is stored
+      PoolInvalid             422 validation_error      endpoints / fallback_ids that cannot be
+      InUse                   409 in_use                another configuration falls back to it
 """
 
 from __future__ import annotations
@@ -54,6 +56,22 @@ class ConfigUnusable(ServiceUnavailable):
         super().__init__(message, config_id=config_id)
 
 
+class PoolInvalid(UnprocessableEntity):
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}", fields=[{"field": field, "message": message}])
+
+
+class InUse(Conflict):
+    code = "in_use"
+
+    def __init__(self, config_id: int, users: list[int], doing: str) -> None:
+        names = ", ".join(str(u) for u in users)
+        super().__init__(
+            f"model configuration {config_id} is a fallback of configuration(s) {names}; "
+            f"remove it from their fallback_ids before you {doing}",
+            config_id=config_id, used_by=users)
+
+
 class ApiKeyRequired(UnprocessableEntity):
     """The stored key was saved for one origin; it is never sent to another one unasked."""
 
@@ -61,7 +79,8 @@ class ApiKeyRequired(UnprocessableEntity):
 
     def __init__(self) -> None:
         super().__init__(
-            "api_key: base_url now points to another origin (scheme, host or port) and this "
+            "api_key: base_url or an endpoint now points to another origin (scheme, host or "
+            "port) and this "
             "configuration holds an API key; the stored key is never sent to a new host. Send "
             "the key for the new host in api_key in the same request (or \"\" to clear it).",
             fields=[{"field": "api_key",
