@@ -11,6 +11,7 @@ console reads `Upstreams.views()`. State is per worker and in memory (endpoint.p
 
 from __future__ import annotations
 
+from callout_server.upstream.calls import Call
 from callout_server.upstream.endpoint import STATES, EndpointState, HealthPolicy, State
 from callout_server.upstream.registry import Upstreams, config_key
 from callout_server.upstream.route import Route, Served, UpstreamError
@@ -18,6 +19,7 @@ from callout_server.upstream.streams import PoolStream
 
 __all__ = [
     "STATES",
+    "Call",
     "EndpointState",
     "HealthPolicy",
     "PoolStream",

@@ -62,6 +62,7 @@ class Call:
         self.tried: list[EndpointState] = []
         self.attempts = 0
         self.last: Target | None = None
+        self._second_chance = False
 
     def remaining(self) -> float | None:
         if self.deadline is None:
@@ -80,8 +81,10 @@ class Call:
                 return self._take(pool, *picked, hedge=hedge)
         return None
 
-    async def next_target(self) -> Target | None:
-        """The next endpoint for a (failed-over) attempt; may wait for a free slot."""
+    async def next_target(self, after: LLMCallError | None = None) -> Target | None:
+        """The next endpoint for a (failed-over) attempt; may wait for a free slot.
+
+        `after`: the failure that moves the call on (None for the first attempt)."""
         now = time.monotonic()
         rng = self.upstreams.rng
         for i, pool in enumerate(self.pools):
@@ -102,7 +105,25 @@ class Call:
             ep = self.pools[0].last_resort(self.tried)
             if ep is not None:
                 return self._take(self.pools[0], ep, False)
+        elif not self._second_chance and after is not None and after.retryable:
+            # Nowhere new to go: once per call, an endpoint that failed transiently (5xx, 429)
+            # but is still in service gets the call again: a lone replica's passing 503.
+            self._second_chance = True
+            for pool in self.pools:
+                for ep in pool.endpoints:
+                    if not ep.cooling and ep.has_room(pool.max_in_flight):
+                        return self._take(pool, ep, False)
         return None
+
+    async def complete(self, req: LLMRequest) -> Served[Completion]:
+        return await complete(self, req)
+
+    def where(self) -> tuple[LLMConfig, str | None]:
+        """The configuration and endpoint of the latest attempt (the primary before any)."""
+        last = self.last
+        if last is None:
+            return self.route.primary, None
+        return last.pool.cfg, last.endpoint.shown_url
 
     def _take(self, pool: Pool, ep: EndpointState, probe: bool, *, hedge: bool = False
               ) -> Target:
@@ -172,7 +193,7 @@ async def complete(call: Call, req: LLMRequest) -> Served[Completion]:
                 if error is None or error.endpoint_fault:  # the request's own fault wins
                     error, error_target = exc, target
                 if exc.endpoint_fault and not tasks:
-                    nxt = await call.next_target()
+                    nxt = await call.next_target(exc)
                     if nxt is not None:
                         launch(nxt)
         raise call.failure(error, error_target)

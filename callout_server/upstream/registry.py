@@ -75,6 +75,14 @@ class Upstreams:
             task.add_done_callback(self._background.discard)
 
     # -- calls ---------------------------------------------------------------------------
+    def call(self, route: Route | LLMConfig, *, deadline_s: float | None = None) -> Call:
+        """A call to make (`await call.complete(req)`), whose attempts stay readable after a
+        deadline cut it short (`call.attempts`, `call.where()`)."""
+        deadline = None
+        if deadline_s is not None:
+            deadline = asyncio.get_running_loop().time() + deadline_s
+        return Call(self, Route.of(route), deadline)
+
     async def complete(self, route: Route | LLMConfig, req: LLMRequest, *,
                        deadline_s: float | None = None) -> Served[Completion]:
         """One non-streamed answer with failover (and hedging when the primary asks for it).

@@ -137,7 +137,7 @@ class PoolStream:
         call = self._call
         error: LLMCallError | None = None
         while True:
-            target = await call.next_target()
+            target = await call.next_target(error)
             if target is None:
                 raise call.failure(error, self._target)
             self._open(target)
