@@ -32,6 +32,7 @@ from callout_server.config.service import ConfigService
 from callout_server.config.settings import Settings
 from callout_server.config.snapshot import ConfigStore, SnapshotLoader
 from callout_server.connectivity.service import ConnectionTester
+from callout_server.connectivity.upstreams import UpstreamHealth
 from callout_server.db.engine import Database
 from callout_server.health import HealthCheck
 from callout_server.llm import LLMClient
@@ -142,6 +143,7 @@ class Services:
             ups, lambda: store.current.route_for("chat"), s.chat, self.recorder, locale))
         await self.chat.start()
         self._stoppers.append(self.chat.stop)
+        self._provide(UpstreamHealth(self.upstreams, self.store))
 
     async def stop(self) -> None:
         for stop in reversed(self._stoppers):

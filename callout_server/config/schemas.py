@@ -254,9 +254,20 @@ class ActiveOut(BaseModel):
     tiers: dict[str, ActiveTierOut]
 
 
+class EndpointTestResult(BaseModel):
+    base_url: str  # credentials masked
+    ok: bool
+    latency_ms: int | None
+    diagnostic: dict[str, Any] | None
+
+
 class ConnectionTestResult(BaseModel):
+    """The configuration's own base URL in the top-level fields (`ok`: every endpoint
+    answered); each endpoint of the pool, base URL first, in `endpoints`."""
+
     ok: bool
     latency_ms: int | None
     model: str
     thinking_suppressed: bool | None
     diagnostic: dict[str, Any] | None
+    endpoints: list[EndpointTestResult] = Field(default_factory=list)

@@ -1,14 +1,24 @@
-"""`ConnectionTester`: one small real request with a stored configuration (active or not)."""
+"""`ConnectionTester`: one small real request to every endpoint of a stored configuration
+(active or not), all at once: the base URL and each replica of its pool."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import time
 from collections.abc import Mapping
 
-from callout_server.config.schemas import ConnectionTestResult
+from callout_server.config.schemas import ConnectionTestResult, EndpointTestResult
 from callout_server.config.service import ConfigService
-from callout_server.llm import LLMCallError, LLMClient, LLMRequest, effective_thinking
+from callout_server.llm import (
+    Completion,
+    LLMCallError,
+    LLMClient,
+    LLMConfig,
+    LLMRequest,
+    effective_thinking,
+)
+from callout_server.llm.masking import mask_url
 
 TEST_PROMPT = "ping"
 
@@ -29,15 +39,37 @@ class ConnectionTester:
         thinking = effective_thinking(cfg, request)
         request = dataclasses.replace(
             request, max_tokens=16 if thinking is False else min(cfg.max_tokens, 512))
+        targets = [cfg, *(dataclasses.replace(cfg, base_url=ep.base_url, endpoints=())
+                          for ep in cfg.endpoints)]
+        outcomes = await asyncio.gather(*(self._one(t, request) for t in targets))
+        endpoints = [self._endpoint_result(t, o) for t, o in zip(targets, outcomes, strict=True)]
+        first, first_result = outcomes[0], endpoints[0]
+        if isinstance(first, Completion):
+            suppressed = None if first.thinking is None else first.thinking is False
+            model = first.model or cfg.model
+        else:
+            suppressed, model = None, cfg.model
+        return ConnectionTestResult(
+            ok=all(e.ok for e in endpoints), latency_ms=first_result.latency_ms, model=model,
+            thinking_suppressed=suppressed, diagnostic=first_result.diagnostic,
+            endpoints=endpoints)
+
+    async def _one(self, cfg: LLMConfig, request: LLMRequest
+                   ) -> Completion | tuple[LLMCallError, float]:
         started = time.monotonic()
         try:
-            completion = await self._llm.complete(cfg, request)
+            return await self._llm.complete(cfg, request)
         except LLMCallError as exc:
-            return ConnectionTestResult(
-                ok=False, latency_ms=int((time.monotonic() - started) * 1000), model=cfg.model,
-                thinking_suppressed=None, diagnostic=exc.diagnostic.to_dict())
-        suppressed = None if completion.thinking is None else completion.thinking is False
-        diagnostic = completion.diagnostic.to_dict() if completion.diagnostic else None
-        return ConnectionTestResult(ok=True, latency_ms=int(completion.latency_ms),
-                                    model=completion.model or cfg.model,
-                                    thinking_suppressed=suppressed, diagnostic=diagnostic)
+            return exc, (time.monotonic() - started) * 1000
+
+    @staticmethod
+    def _endpoint_result(cfg: LLMConfig, outcome: Completion | tuple[LLMCallError, float]
+                         ) -> EndpointTestResult:
+        url = mask_url(cfg.base_url)
+        if isinstance(outcome, Completion):
+            diagnostic = outcome.diagnostic.to_dict() if outcome.diagnostic else None
+            return EndpointTestResult(base_url=url, ok=True, latency_ms=int(outcome.latency_ms),
+                                      diagnostic=diagnostic)
+        error, elapsed_ms = outcome
+        return EndpointTestResult(base_url=url, ok=False, latency_ms=int(elapsed_ms),
+                                  diagnostic=error.diagnostic.to_dict())

@@ -172,6 +172,7 @@ async def complete(call: Call, req: LLMRequest) -> Served[Completion]:
     hedge_at = None if hedge_after is None else time.monotonic() + hedge_after / 1000
     error: LLMCallError | None = None
     error_target: Target | None = None
+    racing = 1  # requests the call keeps going at once: 2 once it has hedged
     try:
         while tasks:
             timeout = None if hedge_at is None else max(hedge_at - time.monotonic(), 0.0)
@@ -181,6 +182,7 @@ async def complete(call: Call, req: LLMRequest) -> Served[Completion]:
                 hedge_at = None
                 extra = call.pick_now(hedge=True)
                 if extra is not None:
+                    racing = 2
                     launch(extra)
                 continue
             for task in done:
@@ -192,7 +194,8 @@ async def complete(call: Call, req: LLMRequest) -> Served[Completion]:
                     raise exc
                 if error is None or error.endpoint_fault:  # the request's own fault wins
                     error, error_target = exc, target
-                if exc.endpoint_fault and not tasks:
+                # A failed request is replaced (the hedge's too, while the first still runs).
+                if exc.endpoint_fault and len(tasks) < racing:
                     nxt = await call.next_target(exc)
                     if nxt is not None:
                         launch(nxt)
