@@ -30,12 +30,14 @@ if TYPE_CHECKING:
 # A probe while other endpoints could still answer gets at most this share of what is left,
 # so a replica that came back hanging cannot eat the caller's whole deadline.
 PROBE_SHARE = 0.5
+# A call cancelled with this little of its deadline left was cut by the deadline.
+DEADLINE_SLACK_S = 0.005
 
 
 class Target:
     """One attempt: counted in flight on its endpoint from the moment it is chosen."""
 
-    __slots__ = ("endpoint", "hedge", "pool", "probe", "token")
+    __slots__ = ("cut_by_deadline", "endpoint", "hedge", "pool", "probe", "token")
 
     def __init__(self, pool: Pool, endpoint: EndpointState, probe: bool, hedge: bool = False
                  ) -> None:
@@ -43,6 +45,9 @@ class Target:
         self.endpoint = endpoint
         self.probe = probe
         self.hedge = hedge
+        # Cancelled because the caller's deadline passed with no answer from here: that is
+        # a time-to-first-byte timeout for the endpoint (a hedge's loser is not).
+        self.cut_by_deadline = False
         # Counted at once: a concurrent call choosing next sees it taken.
         self.token = endpoint.begin(probe=probe, hedge=hedge)
 
@@ -201,9 +206,18 @@ async def complete(call: Call, req: LLMRequest) -> Served[Completion]:
                         launch(nxt)
         raise call.failure(error, error_target)
     finally:
-        for task in tasks:  # the loser of a hedge, or everything on a deadline
+        left = call.remaining()
+        expired = left is not None and left <= DEADLINE_SLACK_S
+        for task, target in tasks.items():  # the loser of a hedge, or everything on a deadline
+            target.cut_by_deadline = expired
             task.cancel()
             upstreams.hold(task)
+
+
+def _deadline_error(call: Call, elapsed_s: float) -> LLMCallError:
+    return LLMCallError(Diagnostic.make(
+        "timeout", call.upstreams.locale,
+        detail=f"no answer within the caller's deadline ({elapsed_s:.2f}s)"))
 
 
 async def _attempt(call: Call, target: Target, req: LLMRequest) -> Completion:
@@ -215,20 +229,21 @@ async def _attempt(call: Call, target: Target, req: LLMRequest) -> Completion:
         if limit is not None:
             try:
                 async with asyncio.timeout(limit):
-                    return await _complete(call, ep, req, started)
+                    return await _complete(call, target, req, started)
             except TimeoutError as exc:
                 error = LLMCallError(Diagnostic.make(
                     "timeout", call.upstreams.locale,
                     detail=f"probe not answered within {limit:.2f}s"))
                 ep.failed(error, time.perf_counter() - started, time.monotonic())
                 raise error from exc
-        return await _complete(call, ep, req, started)
+        return await _complete(call, target, req, started)
     finally:
         target.end()
 
 
-async def _complete(call: Call, ep: EndpointState, req: LLMRequest, started: float
+async def _complete(call: Call, target: Target, req: LLMRequest, started: float
                     ) -> Completion:
+    ep = target.endpoint
     assert ep.cfg is not None
     try:
         result = await call.upstreams.client.complete(ep.cfg, req)
@@ -236,7 +251,11 @@ async def _complete(call: Call, ep: EndpointState, req: LLMRequest, started: flo
         ep.failed(exc, time.perf_counter() - started, time.monotonic())
         raise
     except asyncio.CancelledError:
-        ep.abandoned(time.perf_counter() - started, time.monotonic())
+        elapsed = time.perf_counter() - started
+        if target.cut_by_deadline:
+            ep.failed(_deadline_error(call, elapsed), elapsed, time.monotonic())
+        else:
+            ep.abandoned(elapsed, time.monotonic())
         raise
     ep.answered(time.perf_counter() - started, time.monotonic())
     return result
