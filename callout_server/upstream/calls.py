@@ -37,7 +37,7 @@ DEADLINE_SLACK_S = 0.005
 class Target:
     """One attempt: counted in flight on its endpoint from the moment it is chosen."""
 
-    __slots__ = ("cut_by_deadline", "endpoint", "hedge", "pool", "probe", "token")
+    __slots__ = ("cut", "endpoint", "hedge", "pool", "probe", "token")
 
     def __init__(self, pool: Pool, endpoint: EndpointState, probe: bool, hedge: bool = False
                  ) -> None:
@@ -45,9 +45,11 @@ class Target:
         self.endpoint = endpoint
         self.probe = probe
         self.hedge = hedge
-        # Cancelled because the caller's deadline passed with no answer from here: that is
-        # a time-to-first-byte timeout for the endpoint (a hedge's loser is not).
-        self.cut_by_deadline = False
+        # Why it was cancelled, when that says something about the endpoint: "deadline" (the
+        # caller's deadline passed with no answer from here) or "hedge" (the first request,
+        # overtaken by its hedge). Both are time-to-first-byte timeouts for the endpoint; a
+        # hedge that lost, or a caller gone away, says nothing.
+        self.cut: str | None = None
         # Counted at once: a concurrent call choosing next sees it taken.
         self.token = endpoint.begin(probe=probe, hedge=hedge)
 
@@ -178,6 +180,7 @@ async def complete(call: Call, req: LLMRequest) -> Served[Completion]:
     error: LLMCallError | None = None
     error_target: Target | None = None
     racing = 1  # requests the call keeps going at once: 2 once it has hedged
+    won = False
     try:
         while tasks:
             timeout = None if hedge_at is None else max(hedge_at - time.monotonic(), 0.0)
@@ -194,6 +197,7 @@ async def complete(call: Call, req: LLMRequest) -> Served[Completion]:
                 target = tasks.pop(task)
                 exc = task.exception()
                 if exc is None:
+                    won = True
                     return call.served(task.result(), target)
                 if not isinstance(exc, LLMCallError):
                     raise exc
@@ -207,17 +211,23 @@ async def complete(call: Call, req: LLMRequest) -> Served[Completion]:
         raise call.failure(error, error_target)
     finally:
         left = call.remaining()
-        expired = left is not None and left <= DEADLINE_SLACK_S
+        expired = not won and left is not None and left <= DEADLINE_SLACK_S
         for task, target in tasks.items():  # the loser of a hedge, or everything on a deadline
-            target.cut_by_deadline = expired
+            if expired:
+                target.cut = "deadline"
+            elif won and not target.hedge:
+                target.cut = "hedge"
             task.cancel()
             upstreams.hold(task)
 
 
-def _deadline_error(call: Call, elapsed_s: float) -> LLMCallError:
+_CUT_DETAIL = {"deadline": "no answer within the caller's deadline ({s:.2f}s)",
+               "hedge": "no answer before its hedge answered elsewhere ({s:.2f}s)"}
+
+
+def _cut_error(call: Call, cut: str, elapsed_s: float) -> LLMCallError:
     return LLMCallError(Diagnostic.make(
-        "timeout", call.upstreams.locale,
-        detail=f"no answer within the caller's deadline ({elapsed_s:.2f}s)"))
+        "timeout", call.upstreams.locale, detail=_CUT_DETAIL[cut].format(s=elapsed_s)))
 
 
 async def _attempt(call: Call, target: Target, req: LLMRequest) -> Completion:
@@ -252,8 +262,8 @@ async def _complete(call: Call, target: Target, req: LLMRequest, started: float
         raise
     except asyncio.CancelledError:
         elapsed = time.perf_counter() - started
-        if target.cut_by_deadline:
-            ep.failed(_deadline_error(call, elapsed), elapsed, time.monotonic())
+        if target.cut is not None:
+            ep.failed(_cut_error(call, target.cut, elapsed), elapsed, time.monotonic())
         else:
             ep.abandoned(elapsed, time.monotonic())
         raise
