@@ -331,3 +331,35 @@ async def test_metrics_per_endpoint_without_credentials(emulator: Any, client: L
             f'endpoint="{shown}"}}') in text
     assert f'callout_upstream_state{{config="4242",endpoint="{shown}",state="' in text
     assert "sk-secret" not in text
+
+
+async def test_a_replica_slower_than_the_deadline_is_cooled_down(emulator: Any,
+                                                                 client: LLMClient) -> None:
+    model = emulator.unique_model("qwen2.5-7b")
+    await emulator.script_replica(model, "slow", {"ttft_ms": 5000})
+    slow = emulator.replica_url("slow")
+    ups = Upstreams(client)
+    route = Route(pool_cfg(model, [slow]))
+    for _ in range(3):  # cut by the caller's deadline: a first-byte timeout each time
+        with pytest.raises(TimeoutError):
+            async with asyncio.timeout(0.2):
+                await ups.complete(route, REQ, deadline_s=0.2)
+    # The cancelled requests settle in the background, just after the caller's timeout.
+    await wait_until(lambda: state_of(ups, slow)["state"] == "cooling_down")
+    view = state_of(ups, slow)
+    assert "deadline" in view["last_error"]["message"]
+
+
+async def test_a_replica_that_always_needs_the_hedge_is_cooled_down(emulator: Any,
+                                                                    client: LLMClient) -> None:
+    model = emulator.unique_model("qwen2.5-7b")
+    await emulator.script_replica(model, "slow", {"ttft_ms": 3000})
+    slow, fast = emulator.replica_url("slow"), emulator.replica_url("fast")
+    ups = Upstreams(client)
+    # The slow replica weighs most: the balancer keeps trying it first until it is cooled.
+    cfg = LLMConfig(tier="nlu", name="p", base_url=fast, model=model, id=1, max_tokens=50,
+                    endpoints=(Endpoint(slow, weight=1000),), hedge_after_ms=50)
+    for _ in range(6):
+        assert (await ups.complete(Route(cfg), REQ)).endpoint == fast
+    await wait_until(lambda: state_of(ups, slow)["state"] == "cooling_down")
+    assert "hedge" in state_of(ups, slow)["last_error"]["message"]
