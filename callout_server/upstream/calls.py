@@ -155,6 +155,11 @@ class Call:
         return UpstreamError(error, cfg, target.endpoint.shown_url if target else None,
                              self.attempts)
 
+    def expired(self) -> bool:
+        """The caller's deadline has passed (a cancellation now is the deadline's)."""
+        left = self.remaining()
+        return left is not None and left <= DEADLINE_SLACK_S
+
     def probe_limit(self) -> float | None:
         """Seconds a probe may take: a share of what is left when others could answer."""
         left = self.remaining()
@@ -168,6 +173,31 @@ async def complete(call: Call, req: LLMRequest) -> Served[Completion]:
     first = await call.next_target()
     if first is None:
         raise call.failure(None, None)
+    if call.route.primary.hedge_after_ms is None:
+        return await _one_at_a_time(call, first, req)
+    return await _hedged(call, first, req, call.route.primary.hedge_after_ms / 1000)
+
+
+async def _one_at_a_time(call: Call, target: Target, req: LLMRequest) -> Served[Completion]:
+    """Attempts in turn, in the caller's task: no task or wait per call on the hot path."""
+    error: LLMCallError | None = None
+    error_target = target
+    while True:
+        try:
+            return call.served(await _attempt(call, target, req), target)
+        except LLMCallError as exc:
+            if error is None or error.endpoint_fault:  # the request's own fault wins
+                error, error_target = exc, target
+            if not exc.endpoint_fault:
+                raise call.failure(error, error_target) from exc
+            nxt = await call.next_target(exc)
+            if nxt is None:
+                raise call.failure(error, error_target) from exc
+            target = nxt
+
+
+async def _hedged(call: Call, first: Target, req: LLMRequest, hedge_after_s: float
+                  ) -> Served[Completion]:
     upstreams = call.upstreams
     tasks: dict[asyncio.Task[Completion], Target] = {}
 
@@ -175,8 +205,7 @@ async def complete(call: Call, req: LLMRequest) -> Served[Completion]:
         tasks[asyncio.ensure_future(_attempt(call, target, req))] = target
 
     launch(first)
-    hedge_after = call.route.primary.hedge_after_ms
-    hedge_at = None if hedge_after is None else time.monotonic() + hedge_after / 1000
+    hedge_at: float | None = time.monotonic() + hedge_after_s
     error: LLMCallError | None = None
     error_target: Target | None = None
     racing = 1  # requests the call keeps going at once: 2 once it has hedged
@@ -210,12 +239,8 @@ async def complete(call: Call, req: LLMRequest) -> Served[Completion]:
                         launch(nxt)
         raise call.failure(error, error_target)
     finally:
-        left = call.remaining()
-        expired = not won and left is not None and left <= DEADLINE_SLACK_S
         for task, target in tasks.items():  # the loser of a hedge, or everything on a deadline
-            if expired:
-                target.cut = "deadline"
-            elif won and not target.hedge:
+            if won and not target.hedge:
                 target.cut = "hedge"
             task.cancel()
             upstreams.hold(task)
@@ -262,8 +287,9 @@ async def _complete(call: Call, target: Target, req: LLMRequest, started: float
         raise
     except asyncio.CancelledError:
         elapsed = time.perf_counter() - started
-        if target.cut is not None:
-            ep.failed(_cut_error(call, target.cut, elapsed), elapsed, time.monotonic())
+        cut = target.cut or ("deadline" if call.expired() else None)
+        if cut is not None:
+            ep.failed(_cut_error(call, cut, elapsed), elapsed, time.monotonic())
         else:
             ep.abandoned(elapsed, time.monotonic())
         raise
