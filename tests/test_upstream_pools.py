@@ -359,7 +359,7 @@ async def test_a_replica_that_always_needs_the_hedge_is_cooled_down(emulator: An
     # The slow replica weighs most: the balancer keeps trying it first until it is cooled.
     cfg = LLMConfig(tier="nlu", name="p", base_url=fast, model=model, id=1, max_tokens=50,
                     endpoints=(Endpoint(slow, weight=1000),), hedge_after_ms=50)
-    for _ in range(6):
+    for _ in range(8):
         assert (await ups.complete(Route(cfg), REQ)).endpoint == fast
     await wait_until(lambda: state_of(ups, slow)["state"] == "cooling_down")
     assert "hedge" in state_of(ups, slow)["last_error"]["message"]

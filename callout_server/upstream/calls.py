@@ -45,10 +45,9 @@ class Target:
         self.endpoint = endpoint
         self.probe = probe
         self.hedge = hedge
-        # Why it was cancelled, when that says something about the endpoint: "deadline" (the
-        # caller's deadline passed with no answer from here) or "hedge" (the first request,
-        # overtaken by its hedge). Both are time-to-first-byte timeouts for the endpoint; a
-        # hedge that lost, or a caller gone away, says nothing.
+        # "hedge": the first request, overtaken by its hedge (slow here, maybe stalled). A
+        # cancellation at the caller's deadline is seen by `Call.expired()`; a hedge that
+        # lost, or a caller gone away, says nothing about the endpoint.
         self.cut: str | None = None
         # Counted at once: a concurrent call choosing next sees it taken.
         self.token = endpoint.begin(probe=probe, hedge=hedge)
@@ -287,9 +286,10 @@ async def _complete(call: Call, target: Target, req: LLMRequest, started: float
         raise
     except asyncio.CancelledError:
         elapsed = time.perf_counter() - started
-        cut = target.cut or ("deadline" if call.expired() else None)
-        if cut is not None:
-            ep.failed(_cut_error(call, cut, elapsed), elapsed, time.monotonic())
+        if target.cut == "hedge":
+            ep.lost_hedge(_cut_error(call, "hedge", elapsed), elapsed, time.monotonic())
+        elif call.expired():
+            ep.failed(_cut_error(call, "deadline", elapsed), elapsed, time.monotonic())
         else:
             ep.abandoned(elapsed, time.monotonic())
         raise

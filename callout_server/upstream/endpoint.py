@@ -29,6 +29,9 @@ STATES: tuple[State, ...] = ("healthy", "cooling_down", "probing")
 @dataclass(frozen=True, slots=True)
 class HealthPolicy:
     failure_threshold: int = 3  # endpoint faults in a row before a cool-down
+    # First requests overtaken by their hedge, in a row, before a cool-down: higher than the
+    # fault threshold, since a healthy replica loses now and then (that is what hedging is for).
+    hedge_loss_threshold: int = 5
     base_cooldown_s: float = 1.0  # first cool-down; doubled for each failed probe
     max_cooldown_s: float = 8.0  # a replica that comes back takes traffic within this
     decay_s: float = 10.0  # peak-EWMA time constant
@@ -56,6 +59,7 @@ class EndpointState:
         self.latency = PeakEwma(policy.decay_s, policy.default_latency_s)
         self.failure_share = FailureShare()
         self.consecutive_failures = 0
+        self.hedge_losses = 0  # first requests overtaken by their hedge, in a row
         self.ejections = 0  # cool-downs in a row (backoff exponent)
         self.cooling = False
         self.cooldown_until = 0.0  # time.monotonic()
@@ -123,6 +127,7 @@ class EndpointState:
         self._latency.observe(latency_s)
         self.failure_share.add(False)
         self.consecutive_failures = 0
+        self.hedge_losses = 0
         if self.cooling:  # the probe (or a last-resort call) got through: back in service
             self.cooling = False
             self.ejections = 0
@@ -143,6 +148,18 @@ class EndpointState:
         if self.cooling or at_once or self.consecutive_failures >= self.policy.failure_threshold:
             self._cool_down(now, error.retry_after_s)
 
+    def lost_hedge(self, error: LLMCallError, elapsed_s: float, now: float) -> None:
+        """The first request of a call, overtaken by its hedge: slow, maybe stalled. Cooled
+        down after `hedge_loss_threshold` in a row (a replica that always needs the hedge)."""
+        self.latency.raise_to(elapsed_s, now)
+        self.hedge_losses += 1
+        if self.hedge_losses >= self.policy.hedge_loss_threshold:
+            self.hedge_losses = 0
+            self.last_error = error.diagnostic
+            metrics.FAILURES.labels(self.config_key, self.shown_url, "timeout").inc()
+            self.failure_share.add(True)
+            self._cool_down(now, None)
+
     def abandoned(self, elapsed_s: float, now: float) -> None:
         """Cancelled before an answer (the caller's deadline, a hedge that won elsewhere):
         no verdict on health, but the endpoint was at least this slow."""
@@ -154,6 +171,7 @@ class EndpointState:
         self.ejections += 1
         self.cooling = True
         self.consecutive_failures = 0
+        self.hedge_losses = 0
         self.cooldown_until = now + max(backoff, retry_after_s or 0.0)
 
     # -- what ops see --------------------------------------------------------------------
