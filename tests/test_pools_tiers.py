@@ -147,3 +147,30 @@ async def test_chat_turn_over_replicas_fails_over_to_the_other_replica(emulator:
         assert h.recorder.records[0].attempts == 2
     finally:
         await h.close()
+
+
+async def test_script_generation_fails_over_to_a_replica_streamed_or_not(
+        make_settings: Any, pg_url: str, emulator: Any) -> None:
+    from tests.test_scripts_support import (
+        SCRIPT,
+        end_of,
+        generate,
+        script_app,
+        script_records,
+        stream_events,
+        streamed_text,
+    )
+
+    model = emulator.unique_model("deepseek-chat")
+    await emulator.script_replica(model, "down", {"status": 503})
+    await emulator.script_replica(model, "up", {"content": SCRIPT})
+    down, up = emulator.replica_url("down", "deepseek"), emulator.replica_url("up", "deepseek")
+    async with script_app(make_settings, pg_url, emulator, model, base_url=down,
+                          endpoints=[{"base_url": up}]) as client:
+        r = await generate(client)
+        assert r.status_code == 200 and r.json()["script"] == SCRIPT, r.text
+        events = await stream_events(client)
+        assert end_of(events)["reason"] == "completed" and streamed_text(events) == SCRIPT
+        recs = await script_records(client)
+        assert {x["code"] for x in recs} == {"ok"}
+        assert {x["endpoint"] for x in recs} == {up}
