@@ -17,7 +17,7 @@ import httpx
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import REPO_ROOT, login, require_route, shot
+from tests.browser.conftest import SCREENSHOT_DIR, login, require_route, shot
 from tests.fixtures.database import ADMIN_HEADERS, SERVICE_HEADERS, llm_config_body
 
 KEY = "sk-7f3a1234567890abcd"
@@ -272,7 +272,8 @@ def test_playground_nlu_and_streamed_chat_with_cancel(page: Any, console_server:
 # -- upstream pools (in this module: it shares the module's server; a browser-test module of
 #    its own would start another server after the browser, which the fixtures cannot do) ----
 
-DOCS_SHOTS = REPO_ROOT / "docs" / "screenshots"
+# Element screenshots beside the others (copied into docs/screenshots/ by hand, like them).
+DOCS_SHOTS = SCREENSHOT_DIR
 
 
 DECIDE = {"call_id": "c-pool", "node_id": "n1", "utterance": "可以的，明天下午",
@@ -313,6 +314,7 @@ def test_pool_edited_in_the_form_and_health_shown(page: Any, console_server: str
     expect(section.locator(f"[data-fallback-id='{backup['id']}']")).to_contain_text("backup-nlu")
     dlg.get_by_label("对冲等待（毫秒）").fill("150")
     dlg.get_by_label("每端点并发上限").fill("8")
+    DOCS_SHOTS.mkdir(parents=True, exist_ok=True)
     dlg.screenshot(path=str(DOCS_SHOTS / "real-05-pool-form.png"))
     dlg.get_by_role("button", name="保存").click()
     dlg.wait_for(state="detached")
