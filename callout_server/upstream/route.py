@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from callout_server.llm import LLMCallError, LLMConfig
-from callout_server.llm.masking import mask_url
 
 T = TypeVar("T")
 
@@ -49,7 +48,3 @@ class UpstreamError(LLMCallError):
         self.config = config
         self.endpoint = endpoint
         self.attempts = attempts
-
-
-def shown_url(url: str) -> str:
-    return mask_url(url)
