@@ -1,6 +1,7 @@
 """Benchmark upstream pools: dead, slow and holding replicas, failover, hedging, recovery.
 
-    .venv/bin/python bench/bench_pools.py [--seconds 12] [--in-flight 16]
+    .venv/bin/python bench/bench_pools.py [--seconds 12] [--in-flight 16] [--only N]
+        [--litellm /tmp/litellm-venv/bin/python]     # scenario 1 through LiteLLM's Router too
 
 Two processes: the vendor emulator (`callout-server emulator`, one process playing every
 replica under `/r/<name>/...`, each answering 20 ms after the request unless told
@@ -28,6 +29,7 @@ import asyncio
 import collections
 import dataclasses
 import itertools
+import json
 import socket
 import statistics
 import subprocess
@@ -179,7 +181,25 @@ def decider(service: NluService) -> Decide:
     return service.decide
 
 
-async def scenario_1(url: str, client: LLMClient, seconds: float, in_flight: int) -> None:
+def litellm_line(python: str, url: str, seconds: float, in_flight: int) -> str:
+    """Scenario 1 through LiteLLM's Router in its own interpreter (bench/litellm_router.py)."""
+    model = f"qwen2.5-7b-{uuid.uuid4().hex[:8]}"
+    script(url, model, "slow", {"ttft_ms": 2000})
+    script(url, model, None, {"ttft_ms": 20})
+    dead = f"http://127.0.0.1:{free_port()}/v1"
+    out = subprocess.run([python, str(ROOT / "bench" / "litellm_router.py"), url, model, dead,
+                          str(seconds), str(in_flight)], capture_output=True, text=True,
+                         timeout=seconds + 120)
+    lines = [x for x in out.stdout.splitlines() if x.startswith("{")]
+    if not lines:
+        return f"LiteLLM Router: no figures ({out.stderr.strip().splitlines()[-1:]})"
+    fig = json.loads(lines[-1])
+    return (f"{'LiteLLM Router (shuffle, 3 retries, cooldown)':<44} {fig['calls']:>6} "
+            f"{fig['answered']:>9.2f} % {fig['p50']:>8.1f} {fig['p99']:>8.1f}")
+
+
+async def scenario_1(url: str, client: LLMClient, seconds: float, in_flight: int,
+                     litellm: str | None = None) -> None:
     print("\n1. three replicas: healthy 20 ms, refusing connections, 2 s; deadline 1.5 s, "
           f"{in_flight} in flight, figures after the first second")
     print(HEADER)
@@ -205,6 +225,9 @@ async def scenario_1(url: str, client: LLMClient, seconds: float, in_flight: int
 
         res = await drive(variant, decide, seconds, in_flight, records)
         print(res.after(1.0).line())
+    if litellm:
+        line = await asyncio.to_thread(litellm_line, litellm, url, seconds, in_flight)
+        print(line)
     print(LITELLM)
 
 
@@ -295,12 +318,15 @@ async def main() -> None:
     parser.add_argument("--seconds", type=float, default=12.0)
     parser.add_argument("--in-flight", type=int, default=16)
     parser.add_argument("--only", type=int, choices=(1, 2, 3, 4))
+    parser.add_argument("--litellm", metavar="PYTHON",
+                        help="an interpreter with litellm installed: scenario 1 through its "
+                             "Router too (bench/litellm_router.py)")
     args = parser.parse_args()
     proc, url = start_emulator()
     client = LLMClient()
     try:
         if args.only in (None, 1):
-            await scenario_1(url, client, args.seconds, args.in_flight)
+            await scenario_1(url, client, args.seconds, args.in_flight, args.litellm)
         if args.only in (None, 2):
             await scenario_2(url, client)
         if args.only in (None, 3):
