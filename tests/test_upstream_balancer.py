@@ -97,3 +97,18 @@ def test_retry_after_forms() -> None:
     assert parse_retry_after(None) is None and parse_retry_after("soon") is None
     assert parse_retry_after("99999") == 300.0  # bounded
     assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0  # in the past
+
+
+def test_an_endpoint_removed_from_the_configuration_is_forgotten() -> None:
+    from prometheus_client import generate_latest
+
+    from callout_server.upstream import Upstreams
+
+    ups = Upstreams(client=None)  # type: ignore[arg-type]  # no call is made
+    cfg = LLMConfig(tier="nlu", name="p", base_url="http://a/v1", model="m", id=9191,
+                    endpoints=({"base_url": "http://gone/v1"},))  # type: ignore[arg-type]
+    ups.pool(cfg)
+    assert 'endpoint="http://gone/v1"' in generate_latest().decode()
+    ups.pool(LLMConfig(tier="nlu", name="p", base_url="http://a/v1", model="m", id=9191))
+    assert [v["base_url"] for v in ups.views()] == ["http://a/v1"]
+    assert 'endpoint="http://gone/v1"' not in generate_latest().decode()

@@ -74,6 +74,22 @@ class EndpointState:
             metrics.STATE.labels(*labels, state).set_function(
                 lambda s=state: 1.0 if self.state() == s else 0.0)
 
+    def retire(self) -> None:
+        """No longer configured: its series leave /metrics (counters included)."""
+        labels = (self.config_key, self.shown_url)
+        for metric in (metrics.REQUESTS, metrics.LATENCY, metrics.HEDGES, metrics.IN_FLIGHT):
+            try:
+                metric.remove(*labels)
+            except KeyError:
+                pass
+        for state in STATES:
+            try:
+                metrics.STATE.remove(*labels, state)
+            except KeyError:
+                pass
+        for code in [k[2] for k in list(metrics.FAILURES._metrics) if k[:2] == labels]:
+            metrics.FAILURES.remove(*labels, code)
+
     def __repr__(self) -> str:
         return f"<EndpointState {self.config_key} {self.shown_url} {self.state()}>"
 

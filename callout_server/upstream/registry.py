@@ -58,8 +58,14 @@ class Upstreams:
         return pool
 
     def _build(self, key: str, cfg: LLMConfig) -> Pool:
+        urls = pool_urls(cfg)
+        # An endpoint the configuration no longer lists is forgotten (a request still in
+        # flight there finishes on its own state object).
+        wanted = {url.rstrip("/") for url, _ in urls}
+        for state_key in [k for k in self._states if k[0] == key and k[1] not in wanted]:
+            self._states.pop(state_key).retire()
         endpoints = []
-        for url, weight in pool_urls(cfg):
+        for url, weight in urls:
             state = self._states.get((key, url.rstrip("/")))
             if state is None:
                 state = EndpointState(key, cfg.id, url, weight, self.policy)
