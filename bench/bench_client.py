@@ -45,10 +45,10 @@ class ClientViaHttpx(LLMClient):
     """complete() through httpx on the client's transport (what it did before the fast path)."""
 
     async def _post(self, url: str, body: bytes, headers: dict[str, str], total: float
-                    ) -> tuple[int, bytes]:
+                    ) -> tuple[int, bytes, str | None]:
         response = await self._http.post(url, content=body, headers=headers,
                                           timeout=httpx.Timeout(total, connect=5.0))
-        return response.status_code, response.content
+        return response.status_code, response.content, response.headers.get("retry-after")
 
 REPLY = orjson.dumps(
     {

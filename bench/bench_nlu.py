@@ -228,8 +228,8 @@ async def in_process() -> None:
 
     class FixedAnswer(LLMClient):
         async def _post(self, url: str, body: bytes, headers: dict[str, str], total: float
-                        ) -> tuple[int, bytes]:
-            return 200, REPLY
+                        ) -> tuple[int, bytes, str | None]:
+            return 200, REPLY, None
 
     class Recorder:  # queues nothing: the record is built, as on the hot path
         def record(self, rec: object) -> int:

@@ -6,7 +6,7 @@ under its class in `components`, where a route's `provide(Cls)` dependency finds
 `stop()` takes them down in reverse, and one component's failing shutdown never skips the
 others.
 
-    secrets -> (SQLite: migrate) -> db -> llm client
+    secrets -> (SQLite: migrate) -> db -> llm client -> upstream pools
             -> snapshot loader -> store -> sync -> config service -> connection tester
             -> auth -> audit log (retention purge) -> people
             -> call-log recorder -> diagnostics queries
@@ -34,6 +34,7 @@ from callout_server.config.service import ConfigService
 from callout_server.config.settings import Settings
 from callout_server.config.snapshot import ConfigStore, SnapshotLoader
 from callout_server.connectivity.service import ConnectionTester
+from callout_server.connectivity.upstreams import UpstreamHealth
 from callout_server.db.engine import Database
 from callout_server.health import HealthCheck
 from callout_server.llm import LLMClient
@@ -43,6 +44,7 @@ from callout_server.tiers.defaults import THINKING_DEFAULT
 from callout_server.tiers.nlu.service import NluService
 from callout_server.tiers.script.drafts import DraftStore
 from callout_server.tiers.script.service import ScriptService
+from callout_server.upstream import Upstreams
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +53,7 @@ class Services:
     db: Database
     secrets: SecretBox
     llm: LLMClient
+    upstreams: Upstreams
     store: ConfigStore
     sync: ConfigSync
     config: ConfigService
@@ -88,6 +91,8 @@ class Services:
                            connect_timeout_s=s.database.connect_timeout_s)
         self._stoppers.append(self.db.dispose)
         self.llm = self._provide(LLMClient(locale=s.server.locale), self._stop_llm)
+        # Replicas, failover, hedging and endpoint health: in memory, per worker.
+        self.upstreams = self._provide(Upstreams(self.llm))
         await self._start_config()
         self.auth = self._provide(AuthService(s.auth, self.db))
         await self.auth.start()
@@ -140,16 +145,17 @@ class Services:
 
     async def _start_tiers(self) -> None:
         s, store, locale = self.settings, self.store, self.settings.server.locale
+        ups = self.upstreams
         self.nlu = self._provide(NluService(
-            self.llm, lambda: store.current.config_for("nlu"), self.recorder, locale))
+            ups, lambda: store.current.route_for("nlu"), self.recorder, locale))
         self.drafts = self._provide(DraftStore(self.db))
         self.scripts = self._provide(ScriptService(
-            self.llm, lambda: store.current.config_for("script"), self.drafts, self.recorder,
-            locale))
+            ups, lambda: store.current.route_for("script"), self.drafts, self.recorder, locale))
         self.chat = self._provide(ChatService(
-            self.llm, lambda: store.current.config_for("chat"), s.chat, self.recorder, locale))
+            ups, lambda: store.current.route_for("chat"), s.chat, self.recorder, locale))
         await self.chat.start()
         self._stoppers.append(self.chat.stop)
+        self._provide(UpstreamHealth(self.upstreams, self.store))
 
     async def stop(self) -> None:
         for stop in reversed(self._stoppers):

@@ -89,7 +89,7 @@ async def test_apology_in_text_mode_and_custom_or_disabled(emulator):
 
 
 @pytest.mark.parametrize("reply, code", [
-    ({"status": 503}, "upstream_error"),
+    ({"status": 404, "error_body": {"error": {"message": "no such model"}}}, "upstream_error"),
     ({"status": 400, "error_body": {"error": {"message": "bad model"}}}, "upstream_error"),
     ({"chunks": ["您好", "。", "我", "是"], "malformed_after": 3}, "upstream_error"),
     ({"chunks": ["您好", "。", "我", "是"], "disconnect_after": 3}, "upstream_error"),
@@ -104,6 +104,14 @@ async def test_upstream_faults_end_with_error(emulator, reply, code, style):
     assert records[0].code == code
     if sentences(events):  # whatever was said before the fault stays, marked interrupted
         assert view.history[-1]["interrupted"] is True
+
+
+async def test_passing_503_before_the_first_event_is_retried_and_completes(emulator):
+    # The pool tries again before anything reached the caller: the turn is whole, one `end`.
+    events, _, _, records = await _one_turn(emulator, {"status": 503})
+    assert names(events).count("end") == 1 and the_end(events)["reason"] == "completed"
+    assert sentences(events)
+    assert (records[0].code, records[0].attempts) == ("ok", 2)
 
 
 async def test_connect_error_ends_with_error(emulator):

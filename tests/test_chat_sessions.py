@@ -183,7 +183,7 @@ async def test_failed_compaction_leaves_history_unchanged(emulator):
     model = emulator.unique_model("chatm")
     h = await make_service(emulator, model)
     try:
-        await _compaction_ready(emulator, model, h, {"status": 503})
+        await _compaction_ready(emulator, model, h, {"status": 400})
         history = h.service.get("c1").history
         before = h.service.get_view("c1").history
         await history.wait_compaction()

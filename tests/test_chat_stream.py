@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from callout_server.upstream import Upstreams
 from tests.test_chat_support import (
     TimedLLM,
     chunks_of,
@@ -28,7 +29,7 @@ async def test_first_sentence_leaves_at_its_boundary(emulator, style):
     await emulator.script(model, {"chunks": OPENING, "token_delay_ms": 40}, times=1)
     h = await make_service(emulator, model, api_style=style)
     timed = TimedLLM(h.llm)
-    h.service._llm = timed  # type: ignore[assignment]
+    h.service._upstreams = Upstreams(timed)
     try:
         new_session(h)
         events = await collect(turn(h, "t1", "你好"))

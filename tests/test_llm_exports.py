@@ -11,6 +11,7 @@ EXPECTED = {
     "Completion",
     "Diagnostic",
     "Dialect",
+    "Endpoint",
     "Event",
     "Finish",
     "JSONExtractionError",

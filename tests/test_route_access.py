@@ -62,6 +62,7 @@ ROUTES: dict[tuple[str, str], str] = {
     ("DELETE", "/api/admin/llm-configs/{config_id}"): "operator",
     ("POST", "/api/admin/llm-configs/{config_id}/activate"): "operator",
     ("POST", "/api/admin/llm-configs/{config_id}/test"): "operator",
+    ("GET", "/api/admin/upstreams"): "viewer",
     # diagnostics
     ("GET", "/api/admin/diagnostics"): "viewer",
     ("GET", "/api/admin/diagnostics/summary"): "viewer",

@@ -40,6 +40,10 @@ class LLMCallLog(Base):
     reason: Mapped[str | None] = mapped_column(String(40))
     reason_args: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     detail: Mapped[str | None] = mapped_column(Text)
+    # The endpoint that served the call (base URL, credentials masked) and the requests it
+    # took (retries, hedges); migration 0007_pools.
+    endpoint: Mapped[str | None] = mapped_column(String(2048))
+    attempts: Mapped[int | None] = mapped_column(Integer)
 
     __table_args__ = (
         Index("ix_llm_call_logs_at", "at"),

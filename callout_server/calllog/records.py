@@ -49,7 +49,7 @@ def _text_limits() -> dict[str, int]:
 TEXT_LIMITS = _text_limits()
 FLOAT_COLUMNS = ("latency_ms", "ttft_ms")
 INT_COLUMNS = ("config_id", "prompt_tokens", "completion_tokens", "reasoning_tokens",
-               "max_tokens", "status")
+               "max_tokens", "status", "attempts")
 
 
 def storable_text(value: object, limit: int) -> str:
@@ -104,6 +104,8 @@ class CallRecord:
     status: int | None = None
     call_id: str | None = None
     node_id: str | None = None
+    endpoint: str | None = None  # the base URL that served the call (credentials masked)
+    attempts: int | None = None  # requests the call took: 1 when nothing was retried/hedged
     at: datetime = field(default_factory=utcnow)
     id: int | None = None
     reason: str | None = None

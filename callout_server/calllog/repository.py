@@ -18,6 +18,7 @@ RECORD_FIELDS = (
     "id", "at", "tier", "config_id", "model", "vendor", "code", "message", "advice",
     "finish_reason", "latency_ms", "ttft_ms", "prompt_tokens", "completion_tokens",
     "reasoning_tokens", "max_tokens", "status", "call_id", "node_id",
+    "endpoint", "attempts",  # which endpoint served the call, and the requests it took
 )
 
 

@@ -6,11 +6,15 @@
       NameConflict            409 name_conflict         (tier, name) already used
       DatabaseUnavailable     503 database_unavailable  admin write/read while the DB is down
       ConfigUnusable          503 config_unusable       stored API key cannot be decrypted
-      ApiKeyRequired          422 api_key_required      base_url moves to another origin
-                                                        while a key is stored
+      ApiKeyRequired          422 api_key_required      base_url (or a new endpoint) is
+                                                        another origin while a key is stored
+      PoolInvalid             422 validation_error      endpoints / fallback_ids that cannot be
+      InUse                   409 in_use                another configuration falls back to it
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from callout_server.errors import Conflict, NotFound, ServiceUnavailable, UnprocessableEntity
 from callout_server.i18n import msg
@@ -50,6 +54,24 @@ class ConfigUnusable(ServiceUnavailable):
 
     def __init__(self, config_id: int | None) -> None:
         super().__init__(msg("config_unusable", config_id=config_id), config_id=config_id)
+
+
+class PoolInvalid(UnprocessableEntity):
+    """A pool field that only makes sense against the stored configurations (422)."""
+
+    def __init__(self, *, field: str, code: str, **values: Any) -> None:
+        super().__init__(msg("field_invalid", field=field, reason=msg(code, **values)),
+                         fields=[{"field": field, "code": code, "message": msg(code, **values)}])
+
+
+class InUse(Conflict):
+    code = "in_use"
+
+    def __init__(self, config_id: int, users: list[int], doing: str) -> None:
+        # `doing`: "delete" or "move" (another tier)
+        names = ", ".join(str(u) for u in users)
+        super().__init__(msg(f"in_use_{doing}", config_id=config_id, names=names),
+                         config_id=config_id, used_by=users)
 
 
 class ApiKeyRequired(UnprocessableEntity):

@@ -1,4 +1,4 @@
-"""ORM rows of the configuration tables (created by migration 0001_llm_configs)."""
+"""ORM rows of the configuration tables (migrations 0001_llm_configs, 0007_pools)."""
 
 from __future__ import annotations
 
@@ -32,6 +32,11 @@ class LLMConfigRow(Base):
     reasoning_effort: Mapped[str | None] = mapped_column(String(32))
     extra_params: Mapped[dict[str, Any]] = mapped_column(Json, default=dict)
     vendor: Mapped[str | None] = mapped_column(String(64))
+    # Upstream pools (migration 0007_pools): [{"base_url", "weight"}], [config ids]
+    endpoints: Mapped[list[dict[str, Any]]] = mapped_column(Json, default=list)
+    fallback_ids: Mapped[list[int]] = mapped_column(Json, default=list)
+    hedge_after_ms: Mapped[int | None] = mapped_column(Integer)
+    max_in_flight: Mapped[int | None] = mapped_column(Integer)
     is_active: Mapped[bool] = mapped_column(Boolean, default=False)
     version: Mapped[int] = mapped_column(Integer, default=1)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)

@@ -53,6 +53,12 @@ class ConfigRepository:
             select(LLMConfigRow).where(LLMConfigRow.is_active.is_(True)))
         return rows.all()
 
+    async def get_many(self, ids: Sequence[int]) -> Sequence[LLMConfigRow]:
+        if not ids:
+            return []
+        rows = await self.session.scalars(select(LLMConfigRow).where(LLMConfigRow.id.in_(ids)))
+        return rows.all()
+
     async def name_taken(self, tier: str, name: str, *, except_id: int | None = None) -> bool:
         stmt = select(func.count()).select_from(LLMConfigRow).where(
             LLMConfigRow.tier == tier, LLMConfigRow.name == name)

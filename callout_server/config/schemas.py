@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
@@ -23,6 +23,8 @@ from callout_server.validation import INT4_MAX, RequestModel
 
 MAX_TOKENS_LIMIT = 200_000
 TIMEOUT_LIMIT_S = 600.0
+MAX_ENDPOINTS = 32
+MAX_FALLBACKS = 8
 
 
 def check_base_url(value: str) -> str:
@@ -42,6 +44,36 @@ def check_extra_params(value: dict[str, Any]) -> dict[str, Any]:
     if bad:
         raise invalid("protected_keys", keys=", ".join(bad))
     return value
+
+
+class EndpointIn(BaseModel):
+    """One more replica of the configuration's model (same key, style and dialect)."""
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True,
+                              hide_input_in_errors=True)
+
+    base_url: str = Field(max_length=2048)
+    weight: float = Field(1.0, gt=0, le=1000)
+
+    @field_validator("base_url")
+    @classmethod
+    def _url(cls, v: str) -> str:
+        return check_base_url(v)
+
+
+def check_endpoints(endpoints: list[EndpointIn]) -> list[EndpointIn]:
+    seen: set[str] = set()
+    for i, ep in enumerate(endpoints):
+        if ep.base_url in seen:
+            raise invalid("endpoint_repeated", index=i)
+        seen.add(ep.base_url)
+    return endpoints
+
+
+def check_fallback_ids(ids: list[int]) -> list[int]:
+    if len(set(ids)) != len(ids):
+        raise invalid("fallback_twice")
+    return ids
 
 
 class _Writable(RequestModel):
@@ -74,6 +106,16 @@ class _Writable(RequestModel):
     def _vendor(cls, v: str | None) -> str | None:
         return None if v is None else check_vendor(v)
 
+    @field_validator("endpoints", check_fields=False)
+    @classmethod
+    def _endpoints(cls, v: list[EndpointIn] | None) -> list[EndpointIn] | None:
+        return None if v is None else check_endpoints(v)
+
+    @field_validator("fallback_ids", check_fields=False)
+    @classmethod
+    def _fallbacks(cls, v: list[int] | None) -> list[int] | None:
+        return None if v is None else check_fallback_ids(v)
+
 
 class ConfigValues(BaseModel):
     """A configuration's call parameters with their bounds: the one place they are written.
@@ -95,6 +137,13 @@ class ConfigValues(BaseModel):
     reasoning_effort: str | None = Field(None, pattern=r"^[a-z]{1,32}$")
     extra_params: dict[str, Any] = Field(default_factory=dict)
     vendor: str | None = Field(None, max_length=64)  # a known dialect row (check_vendor)
+    # Upstream pools (docs/pools.md): replicas besides base_url, configurations of the same
+    # tier to fall back to, hedging of non-streamed calls, the per-endpoint in-flight cap.
+    endpoints: list[EndpointIn] = Field(default_factory=list, max_length=MAX_ENDPOINTS)
+    fallback_ids: list[Annotated[int, Field(ge=1, le=INT4_MAX)]] = Field(
+        default_factory=list, max_length=MAX_FALLBACKS)
+    hedge_after_ms: int | None = Field(None, ge=10, le=60_000)
+    max_in_flight: int | None = Field(None, ge=1, le=100_000)
 
 
 # The call parameters, in order; with `tier` and `is_active`, what an operator writes on a row.
@@ -105,6 +154,17 @@ ROW_FIELDS: tuple[str, ...] = ("tier", *CALL_FIELDS, "is_active")
 def call_values(source: object) -> dict[str, Any]:
     """The call parameters of a row, a snapshot value or a config.toml section."""
     return {name: getattr(source, name) for name in CALL_FIELDS}
+
+
+def endpoint_dicts(endpoints: Any) -> list[dict[str, Any]]:
+    """Endpoints as stored and shown: [{"base_url", "weight"}] from models, rows or values."""
+    out = []
+    for ep in endpoints or ():
+        if isinstance(ep, dict):
+            out.append({"base_url": ep["base_url"], "weight": float(ep.get("weight", 1.0))})
+        else:
+            out.append({"base_url": ep.base_url, "weight": float(ep.weight)})
+    return out
 
 
 class LLMConfigCreate(_Writable, ConfigValues):
@@ -211,7 +271,17 @@ class ConnectionCheck(BaseModel):
     values: dict[str, Any] = {}
 
 
+class EndpointTestResult(BaseModel):
+    base_url: str  # credentials masked
+    ok: bool
+    latency_ms: int | None
+    diagnostic: dict[str, Any] | None
+
+
 class ConnectionTestResult(BaseModel):
+    """The configuration's own base URL in the top-level fields (`ok`: every endpoint
+    answered); each endpoint of the pool, base URL first, in `endpoints`."""
+
     ok: bool
     latency_ms: int | None
     model: str
@@ -220,3 +290,4 @@ class ConnectionTestResult(BaseModel):
     diagnostic: dict[str, Any] | None
     checks: list[ConnectionCheck] = []
     test_max_tokens: int | None = None  # the test's own output cap
+    endpoints: list[EndpointTestResult] = []

@@ -23,7 +23,9 @@ from callout_server.config.errors import (
     ConfigNotFound,
     ConfigUnusable,
     DatabaseUnavailable,
+    InUse,
     NameConflict,
+    PoolInvalid,
     VersionConflict,
 )
 from callout_server.config.models import LLMConfigRevision, LLMConfigRow
@@ -39,6 +41,7 @@ from callout_server.config.schemas import (
     RevisionList,
     RevisionOut,
     call_values,
+    endpoint_dicts,
 )
 from callout_server.config.secrets import SecretBox, SecretDecryptError
 from callout_server.config.snapshot import (
@@ -196,6 +199,7 @@ class ConfigService:
                 deactivated = await self._deactivate_others(repo, body.tier, None, actor.name,
                                                             generation)
             values = body.model_dump(include=set(FIELDS))
+            await self._check_pool(repo, None, body.tier, values)
             row = await repo.add(LLMConfigRow(
                 **values, api_key_enc=self.secrets.encrypt(body.api_key) if body.api_key else None,
                 version=1, created_at=now, updated_at=now, updated_by=actor.name))
@@ -210,12 +214,18 @@ class ConfigService:
 
     async def update(self, config_id: int, body: LLMConfigUpdate, actor: Actor) -> LLMConfigOut:
         sent = body.changes()
+        if "endpoints" in sent:
+            sent["endpoints"] = endpoint_dicts(sent["endpoints"])
         async with self._write() as (repo, generation):
             row = await self._require(repo, config_id, for_update=True)
             if row.version != body.version:
                 raise VersionConflict(config_id, body.version, row.version)
             if self._key_would_follow(row, sent):
                 raise ApiKeyRequired()
+            if sent.keys() & {"tier", "base_url", "endpoints", "fallback_ids"}:
+                merged = {f: sent.get(f, getattr(row, f)) for f in
+                          ("base_url", "endpoints", "fallback_ids")}
+                await self._check_pool(repo, row, sent.get("tier", row.tier), merged)
             tier, name = sent.get("tier", row.tier), sent.get("name", row.name)
             if (tier, name) != (row.tier, row.name) and await repo.name_taken(
                     tier, name, except_id=row.id):
@@ -247,9 +257,14 @@ class ConfigService:
         read the write-only key. A key sent in clear (even the same one) or `""` is fine:
         the operator then knows, or drops, what goes to the new host.
         """
-        if not row.api_key_enc or "base_url" not in sent:
+        if not row.api_key_enc:
             return False
-        if same_origin(row.base_url, sent["base_url"]):
+        known = [row.base_url, *(e["base_url"] for e in row.endpoints or ())]
+        moved = "base_url" in sent and not same_origin(row.base_url, sent["base_url"])
+        # A new endpoint on a host the key was never sent to counts as a move, too.
+        added = [e["base_url"] for e in sent.get("endpoints") or ()
+                 if not any(same_origin(k, e["base_url"]) for k in known)]
+        if not moved and not added:
             return False
         new_key = sent.get("api_key")
         return new_key is None or new_key == self._masked(row)
@@ -295,6 +310,9 @@ class ConfigService:
             row = await self._require(repo, config_id, for_update=True)
             if version is not None and row.version != version:
                 raise VersionConflict(config_id, version, row.version)
+            users = await self._fallback_users(repo, row.id)
+            if users:
+                raise InUse(row.id, users, "delete")
             changes = {f: {"old": getattr(row, f), "new": None} for f in FIELDS}
             if row.api_key_enc:
                 changes["api_key"] = {"change": "cleared"}
@@ -302,6 +320,42 @@ class ConfigService:
             _audit(repo, actor, "config.delete", row, {}, [])
             await repo.delete(row)
         await self._committed(generation)
+
+    # -- pools -------------------------------------------------------------------------
+    @staticmethod
+    async def _fallback_users(repo: ConfigRepository, config_id: int) -> list[int]:
+        """Configurations that name `config_id` in their fallback_ids (configurations are few:
+        read them all rather than query inside JSON in two SQL dialects)."""
+        return [r.id for r in await repo.list_all()
+                if r.id != config_id and config_id in (r.fallback_ids or ())]
+
+    async def _check_pool(self, repo: ConfigRepository, row: LLMConfigRow | None, tier: str,
+                          values: dict[str, Any]) -> None:
+        """What pydantic cannot see alone: the endpoints beside base_url, and fallback ids
+        against the stored configurations (422 naming the field; 409 `in_use` for a tier
+        change under configurations that fall back to this one)."""
+        base = values["base_url"].rstrip("/")
+        for i, ep in enumerate(endpoint_dicts(values.get("endpoints"))):
+            if ep["base_url"].rstrip("/") == base:
+                raise PoolInvalid(field=f"endpoints.{i}.base_url", code="endpoint_repeats_base_url")
+        own_id = row.id if row is not None else None
+        if row is not None and tier != row.tier:
+            users = await self._fallback_users(repo, row.id)
+            if users:
+                raise InUse(row.id, users, "move")
+        ids = list(values.get("fallback_ids") or ())
+        if not ids:
+            return
+        if own_id is not None and own_id in ids:
+            raise PoolInvalid(field="fallback_ids", code="fallback_self")
+        stored = {r.id: r for r in await repo.list_all()}
+        for config_id in ids:
+            other = stored.get(config_id)
+            if other is None:
+                raise PoolInvalid(field="fallback_ids", code="fallback_unknown", config_id=config_id)
+            if other.tier != tier:
+                raise PoolInvalid(field="fallback_ids", code="fallback_other_tier", config_id=config_id,
+                                  other=other.tier, tier=tier)
 
     async def _deactivate_others(self, repo: ConfigRepository, tier: str, keep_id: int | None,
                                  actor: str, generation: int) -> list[int]:
@@ -346,7 +400,10 @@ def _out(source: LLMConfigRow | LLMConfig, **fields: Any) -> LLMConfigOut:
     values = call_values(source)
     # Credentials in a base URL saved by an older version, or in config.toml, stay hidden.
     values |= {"base_url": mask_url(values["base_url"]),
-               "extra_params": dict(values["extra_params"] or {})}
+               "extra_params": dict(values["extra_params"] or {}),
+               "endpoints": [e | {"base_url": mask_url(e["base_url"])}
+                             for e in endpoint_dicts(values["endpoints"])],
+               "fallback_ids": list(values["fallback_ids"] or ())}
     return LLMConfigOut(**values, **fields)
 
 

@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 import tomli
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
 from callout_server.audit.settings import AuditSettings
 from callout_server.auth.settings import AuthSettings
 from callout_server.config.model import TIERS, Tier
-from callout_server.config.schemas import ConfigValues, call_values
+from callout_server.config.schemas import ConfigValues, EndpointIn, call_values, check_endpoints
 from callout_server.config.vendors import check_vendor
 from callout_server.i18n import invalid
 from callout_server.llm.config import LLMConfig
@@ -110,6 +110,25 @@ class LLMSection(_Section, ConfigValues):
     @classmethod
     def _no_credentials(cls, v: str) -> str:
         return check_no_url_credentials(v)
+
+    @field_validator("endpoints")
+    @classmethod
+    def _replicas(cls, v: list[EndpointIn]) -> list[EndpointIn]:
+        return check_endpoints(v)
+
+    @field_validator("fallback_ids")
+    @classmethod
+    def _no_fallbacks(cls, v: list[int]) -> list[int]:
+        if v:  # they name stored configurations, which a file cannot vouch for
+            raise invalid("fallback_ids_in_file")
+        return v
+
+    @model_validator(mode="after")
+    def _not_twice(self) -> LLMSection:
+        base = self.base_url.rstrip("/")
+        if any(ep.base_url.rstrip("/") == base for ep in self.endpoints):
+            raise invalid("endpoint_repeats_base_url")
+        return self
 
     @field_validator("api_key")
     @classmethod

@@ -25,6 +25,7 @@ from callout_server.config.schemas import call_values
 from callout_server.config.secrets import SecretBox, SecretDecryptError
 from callout_server.db.engine import Database
 from callout_server.llm.config import LLMConfig
+from callout_server.upstream import Route
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +46,9 @@ class ConfigSnapshot:
     generation: int
     tiers: Mapping[Tier, ActiveTier]
     loaded_at: float = field(default_factory=time.monotonic)
+    # The configurations the active ones fall back to (active or not), by id.
+    fallbacks: Mapping[int, LLMConfig] = field(default_factory=lambda: MappingProxyType({}))
+    _routes: dict[Tier, Route] = field(default_factory=dict)
 
     def active(self, tier: Tier) -> ActiveTier:
         return self.tiers[tier]
@@ -56,6 +60,25 @@ class ConfigSnapshot:
             raise ConfigUnusable(entry.config.id)
         return entry.config
 
+    def route_for(self, tier: Tier) -> Route:
+        """The active configuration and its fallbacks, in order (built once per snapshot)."""
+        route = self._routes.get(tier)
+        if route is None:
+            cfg = self.config_for(tier)
+            route = self._routes[tier] = Route(cfg, tuple(
+                self.fallbacks[i] for i in cfg.fallback_ids if i in self.fallbacks))
+        return route
+
+    def routes(self) -> list[Route]:
+        """Every tier's usable route (for the upstream health view)."""
+        out = []
+        for tier in self.tiers:
+            try:
+                out.append(self.route_for(tier))
+            except ConfigUnusable:
+                continue
+        return out
+
 
 def row_to_config(row: LLMConfigRow, api_key: str) -> LLMConfig:
     values = call_values(row) | {"extra_params": dict(row.extra_params or {})}
@@ -64,8 +87,13 @@ def row_to_config(row: LLMConfigRow, api_key: str) -> LLMConfig:
 
 
 def build_snapshot(generation: int, active_rows: Iterable[LLMConfigRow],
-                   file_configs: Mapping[Tier, LLMConfig], secrets: SecretBox) -> ConfigSnapshot:
-    """Active database rows win; a tier without one serves its config.toml section."""
+                   file_configs: Mapping[Tier, LLMConfig], secrets: SecretBox,
+                   fallback_rows: Iterable[LLMConfigRow] = ()) -> ConfigSnapshot:
+    """Active database rows win; a tier without one serves its config.toml section.
+
+    `fallback_rows` are the rows the active ones name in `fallback_ids`; one whose key does
+    not decrypt is left out of the route (logged), never sent upstream without its key.
+    """
     tiers: dict[Tier, ActiveTier] = {
         t: ActiveTier(source="file", config=file_configs[t]) for t in TIERS}
     for row in active_rows:
@@ -80,7 +108,21 @@ def build_snapshot(generation: int, active_rows: Iterable[LLMConfigRow],
         tiers[tier] = ActiveTier(source="db", config=row_to_config(row, key),
                                  updated_at=row.updated_at, updated_by=row.updated_by,
                                  error=error)
-    return ConfigSnapshot(generation=generation, tiers=MappingProxyType(tiers))
+    fallbacks: dict[int, LLMConfig] = {
+        entry.config.id: entry.config for entry in tiers.values()
+        if entry.config.id is not None and entry.error is None}
+    for row in fallback_rows:
+        if row.id in fallbacks:
+            continue
+        try:
+            key = secrets.decrypt(row.api_key_enc, config_id=row.id) if row.api_key_enc else ""
+        except SecretDecryptError as exc:
+            log.error("fallback configuration unusable", extra={"config_id": row.id,
+                                                                "reason": exc.reason})
+            continue
+        fallbacks[row.id] = row_to_config(row, key)
+    return ConfigSnapshot(generation=generation, tiers=MappingProxyType(tiers),
+                          fallbacks=MappingProxyType(fallbacks))
 
 
 class SnapshotLoader:
@@ -103,7 +145,9 @@ class SnapshotLoader:
             # newer rows under an older label, which the next notice/poll reloads again.
             generation = await repo.get_generation()
             rows = await repo.active_rows()
-        return build_snapshot(generation, rows, self.file_configs, self._secrets)
+            wanted = sorted({i for r in rows for i in (r.fallback_ids or ())})
+            fallback_rows = await repo.get_many(wanted)
+        return build_snapshot(generation, rows, self.file_configs, self._secrets, fallback_rows)
 
     def initial(self) -> ConfigSnapshot:
         """What a worker serves before its first load: the config.toml sections."""

@@ -1,4 +1,4 @@
-"""`POST /api/admin/llm-configs/{id}/test`."""
+"""`POST /api/admin/llm-configs/{id}/test` and `GET /api/admin/upstreams`."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from callout_server.auth.deps import Principal, require_role
 from callout_server.auth.roles import Role
 from callout_server.config.schemas import ConnectionTestResult
 from callout_server.connectivity.service import ConnectionTester
+from callout_server.connectivity.upstreams import UpstreamHealth, UpstreamList
 
 router = APIRouter(prefix="/api/admin", tags=["model configuration"])
 _ERR = {"model": dict[str, Any]}
@@ -23,3 +24,11 @@ async def test_config(config_id: RowId, _: Annotated[Principal, Depends(require_
                       tester: Annotated[ConnectionTester, Depends(provide(ConnectionTester))],
                       ) -> ConnectionTestResult:
     return await tester.test(config_id)
+
+
+@router.get("/upstreams", response_model=UpstreamList, responses={401: _ERR, 403: _ERR},
+            tags=["diagnostics"])
+async def upstreams(_: Annotated[Principal, Depends(require_role(Role.viewer))],
+                    health: Annotated[UpstreamHealth, Depends(provide(UpstreamHealth))],
+                    ) -> UpstreamList:
+    return health.items()

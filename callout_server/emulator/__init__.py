@@ -71,6 +71,14 @@ persona if given); ``times`` defaults to unlimited. **Use a unique model name pe
 (e.g. ``qwen3-8b-<uuid>`` keeps the Qwen3 family) so concurrent tests never interfere.
 ``GET /_emulator/scripts`` lists; ``DELETE /_emulator/scripts[?model=m]`` clears.
 
+Replicas (a pool of one model): every vendor route is also served under
+``/r/<replica>/...`` (``http://host:PORT/r/gpu-2/vllm/v1``), as a path-routing proxy in front
+of several servers would. ``"match": {"replica": "gpu-2"}`` scripts that replica alone (slow:
+``ttft_ms``; failing: ``status``; hanging: ``hang``), and ``"every": N`` fires a script on
+every Nth matching request only (the others fall through): ``{"every": 10, "reply":
+{"ttft_ms": 1000}}`` holds 10 % of the requests for a second. A dead replica is a port
+nothing listens on. Recorded requests carry their ``replica``.
+
 ``GET /_emulator/requests?model=m1`` → ``{"requests": [...]}``: body, headers (the
 ``Authorization``/``api-key`` values are never stored; ``authorization_present`` says whether
 one came), ``stream``, ``status``, ``chunks_sent``, ``disconnected`` + ``disconnected_at``

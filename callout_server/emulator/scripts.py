@@ -74,6 +74,9 @@ class Script:
     reply: Reply
     spec: dict[str, Any]
     used: int = 0
+    replica: str | None = None  # only requests under /r/<replica>/... (None: any)
+    every: int | None = None  # fire on every Nth matching request only (None: on each)
+    seen: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {**self.spec, "id": self.id, "used": self.used}
@@ -91,6 +94,9 @@ class ScriptBook:
         times = spec.get("times")
         if times is not None and (not isinstance(times, int) or times < 1):
             raise ValueError("times must be a positive integer or null")
+        every = spec.get("every")
+        if every is not None and (not isinstance(every, int) or every < 1):
+            raise ValueError("every must be a positive integer or null")
         script = Script(
             id=next(self._ids),
             model=match.get("model"),
@@ -98,20 +104,30 @@ class ScriptBook:
             times=times,
             reply=Reply.from_dict(spec.get("reply") or {}),
             spec=spec,
+            replica=match.get("replica"),
+            every=every,
         )
         self._by_model.setdefault(script.model, []).append(script)
         return script
 
-    def take(self, model: str, persona: str) -> Script | None:
+    def take(self, model: str, persona: str, replica: str | None = None) -> Script | None:
+        """The oldest script matching the request, consumed once; a script with `every`
+        fires on every Nth matching request and lets the others fall through to the next."""
         if not self._by_model:
             return None  # benchmark fast path
+        matching = sorted(
+            (s for key in (model, None) for s in self._by_model.get(key, ())
+             if (s.persona is None or s.persona == persona)
+             and (s.replica is None or s.replica == replica)),
+            key=lambda s: s.id)
         best: Script | None = None
-        for key in (model, None):
-            for s in self._by_model.get(key, ()):
-                if s.persona is None or s.persona == persona:
-                    if best is None or s.id < best.id:
-                        best = s
-                    break
+        for s in matching:
+            if s.every is not None:
+                s.seen += 1
+                if s.seen % s.every:
+                    continue
+            best = s
+            break
         if best is None:
             return None
         best.used += 1
@@ -146,11 +162,12 @@ class Recorder:
 
     def start(
         self, *, persona: str, api: str, path: str, model: str, body: Any,
-        headers: Any, stream: bool,
+        headers: Any, stream: bool, replica: str | None = None,
     ) -> dict[str, Any]:
         record: dict[str, Any] = {
             "seq": next(self._seq),
             "persona": persona,
+            "replica": replica,
             "api": api,
             "path": path,
             "model": model,

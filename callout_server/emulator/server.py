@@ -70,11 +70,12 @@ async def _generate(request: web.Request, api: Api) -> web.StreamResponse:
                                            param="model", code="missing_required_parameter"))
     model: str = body["model"]
     stream = body.get("stream") is True
+    replica = request.match_info.get("replica")
     record = request.app[RECORDER].start(
         persona=persona.name, api=api, path=request.path, model=model, body=body,
-        headers=request.headers, stream=stream,
+        headers=request.headers, stream=stream, replica=replica,
     )
-    script = request.app[BOOK].take(model, persona.name)
+    script = request.app[BOOK].take(model, persona.name, replica)
     reply = script.reply if script is not None else DEFAULT_REPLY
     record["script_id"] = script.id if script is not None else None
     try:
@@ -176,7 +177,9 @@ def build_app(*, record: bool = True) -> web.Application:
     app.router.add_delete("/_emulator/scripts", clear_scripts)
     app.router.add_get("/_emulator/requests", list_requests)
     app.router.add_delete("/_emulator/requests", clear_requests)
-    for prefix in ("", "/{persona}"):
+    # `/r/<replica>/...`: one emulator plays several replicas of one model (a pool); scripts
+    # matched by `replica` make one of them slow or failing, as a path-routing proxy would.
+    for prefix in ("", "/{persona}", "/r/{replica}", "/r/{replica}/{persona}"):
         app.router.add_post(f"{prefix}/v1/chat/completions", chat)
         app.router.add_post(f"{prefix}/v1/responses", responses_api)
         app.router.add_get(f"{prefix}/v1/models", models)

@@ -77,9 +77,9 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "configuration is not used; restore the old key (comma-separated after the new one) "
         "or save the API key again."),
     "api_key_required": (
-        "api_key：base_url 改到了另一个源（协议、主机或端口），而此配置存有 API Key；"
+        "api_key：base_url 或某个端点改到了另一个源（协议、主机或端口），而此配置存有 API Key；"
         "已存储的 Key 不会发往新主机。请在同一请求的 api_key 中填写新主机的 Key（或填 \"\" 清除）。",
-        "api_key: base_url now points to another origin (scheme, host or port) and this "
+        "api_key: base_url or an endpoint now points to another origin (scheme, host or port) and this "
         "configuration holds an API key; the stored key is never sent to a new host. Send "
         "the key for the new host in api_key in the same request (or \"\" to clear it)."),
     "api_key_required_field": ("base_url 换了主机，必须重新填写",
@@ -140,6 +140,26 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "只能是不含空格和控制字符的可打印 ASCII（检查是否有换行，或粘贴进了 'Bearer '）",
         "must be printable ASCII without spaces or control characters "
         "(check for a line break or a pasted 'Bearer ')"),
+    # -- upstream pools (endpoints, fallbacks) ---------------------------------------------
+    "field_invalid": ("{field}：{reason}", "{field}: {reason}"),
+    "endpoint_repeats_base_url": ("与 base_url 重复，base_url 已是第一个端点",
+                                  "repeats base_url, which is already the first endpoint"),
+    "endpoint_repeated": ("端点 {index} 与另一个端点的地址重复",
+                          "endpoint {index} repeats the base URL of another endpoint"),
+    "fallback_ids_in_file": ("fallback_ids 指向已存储的配置：请在控制台（或管理接口）的配置上设置",
+                             "fallback_ids name stored configurations: set them on a "
+                             "configuration in the console (or the admin API)"),
+    "fallback_twice": ("同一个配置出现了两次", "names a configuration twice"),
+    "fallback_self": ("配置不能回退到自己", "a configuration cannot fall back to itself"),
+    "fallback_unknown": ("没有模型配置 {config_id}", "no model configuration {config_id}"),
+    "fallback_other_tier": ("配置 {config_id} 属于 {other} 层级，不是 {tier}",
+                            "configuration {config_id} serves the {other} tier, not {tier}"),
+    "in_use_delete": ("模型配置 {config_id} 是配置 {names} 的回退；先从它们的 fallback_ids 中移除再删除",
+                      "model configuration {config_id} is a fallback of configuration(s) {names}; "
+                      "remove it from their fallback_ids before you delete it"),
+    "in_use_move": ("模型配置 {config_id} 是配置 {names} 的回退；先从它们的 fallback_ids 中移除再换层级",
+                    "model configuration {config_id} is a fallback of configuration(s) {names}; "
+                    "remove it from their fallback_ids before you move it to another tier"),
     "protected_keys": ("不能覆盖 {keys}", "may not override {keys}"),
     "unknown_vendor": ("未知的厂商「{value}」，可选：{names}", "unknown vendor '{value}'; one of: {names}"),
     "enum_needs_values": ("槽位「{slot}」：enum 类型需要非空的 values 列表",
@@ -170,6 +190,8 @@ class _Blank(dict[str, Any]):
 def text(key: str, locale: Locale, /, **values: Any) -> str:
     """The message `key` in `locale`, its fields filled from `values`."""
     zh, en = MESSAGES[key]
+    # A value may itself be a message (a reason inside a sentence): same language.
+    values = {k: v.render(locale) if isinstance(v, Msg) else v for k, v in values.items()}
     return (en if locale == "en" else zh).format_map(_Blank(values))
 
 

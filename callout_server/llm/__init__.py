@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from callout_server.llm.client import Completion, LLMClient
-from callout_server.llm.config import LLMConfig
+from callout_server.llm.config import Endpoint, LLMConfig
 from callout_server.llm.diagnostics import Diagnostic
 from callout_server.llm.dialects import DIALECTS, Dialect, resolve_dialect
 from callout_server.llm.errors import LLMCallError
@@ -53,6 +53,7 @@ __all__ = [
     "Completion",
     "Diagnostic",
     "Dialect",
+    "Endpoint",
     "Event",
     "Finish",
     "JSONExtractionError",

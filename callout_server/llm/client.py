@@ -128,7 +128,7 @@ class LLMClient:
         start = time.perf_counter()
         try:
             async with asyncio.timeout(total):
-                status, content = await self._post(
+                status, content, retry_after = await self._post(
                     built.url, orjson.dumps(built.body), request_headers(key, stream=False), total)
         except TimeoutError as exc:  # before TRANSPORT_ERRORS: TimeoutError is an OSError
             raise call_error("timeout", locale, key, reason="total_timeout",
@@ -139,7 +139,7 @@ class LLMClient:
             raise refused_error(exc, locale, key, **numbers) from None
         latency_ms = (time.perf_counter() - start) * 1000.0
         if status >= 400:
-            raise status_error(status, content, locale, key, **numbers)
+            raise status_error(status, content, locale, key, retry_after=retry_after, **numbers)
 
         adapter = make_adapter(cfg.api_style, cfg.model, built.row)
         try:
@@ -184,8 +184,8 @@ class LLMClient:
         )
 
     async def _post(self, url: str, body: bytes, headers: dict[str, str], total: float
-                    ) -> tuple[int, bytes]:
-        """POST and read the whole body: (status, body bytes).
+                    ) -> tuple[int, bytes, str | None]:
+        """POST and read the whole body: (status, body bytes, Retry-After header).
 
         Straight on the transport's aiohttp session: the httpx layer on top (request and
         response models, URL parsing, header merging, hooks) halves what one worker serves
@@ -197,7 +197,8 @@ class LLMClient:
         session = aiohttp_session(self._transport)
         async with session.post(url, data=body, headers=headers, timeout=timeout,
                                 allow_redirects=False) as response:
-            return response.status, await response.read()
+            return (response.status, await response.read(),
+                    response.headers.get("retry-after") if response.status >= 400 else None)
 
     # -- streamed --------------------------------------------------------------------------
 

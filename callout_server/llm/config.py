@@ -21,6 +21,26 @@ PROTECTED_BODY_KEYS = frozenset({"model", "messages", "input", "stream"})
 
 
 @dataclass(frozen=True, slots=True)
+class Endpoint:
+    """One more replica of a configuration: same model, key, style and dialect, another URL."""
+
+    base_url: str
+    weight: float = 1.0
+
+    def __repr__(self) -> str:
+        return f"Endpoint(base_url={mask_url(self.base_url)!r}, weight={self.weight!r})"
+
+
+def _endpoint(value: Any) -> Endpoint:
+    """An Endpoint from a row's JSON object, a pydantic model or an Endpoint."""
+    if isinstance(value, Endpoint):
+        return value
+    if isinstance(value, dict):
+        return Endpoint(str(value["base_url"]), float(value.get("weight", 1.0)))
+    return Endpoint(str(value.base_url), float(getattr(value, "weight", 1.0)))
+
+
+@dataclass(frozen=True, slots=True)
 class LLMConfig:
     tier: str  # the caller's label for the slot this configuration serves (opaque here)
     name: str
@@ -35,9 +55,23 @@ class LLMConfig:
     reasoning_effort: str | None = None
     extra_params: dict[str, Any] = field(default_factory=dict)
     vendor: str | None = None  # explicit dialect name; wins over detection
+    # The pool (callout_server.upstream reads these; the client itself calls one URL):
+    endpoints: tuple[Endpoint, ...] = ()  # replicas besides base_url (which has weight 1)
+    fallback_ids: tuple[int, ...] = ()  # configurations of the same tier to fall back to
+    hedge_after_ms: int | None = None  # non-streamed: a second request after this long
+    max_in_flight: int | None = None  # per endpoint, per worker
     id: int | None = None  # database row id; None for a config.toml section
     version: int = 0
     source: Literal["db", "file"] = "file"
+
+    def __post_init__(self) -> None:
+        # Rows hold JSON lists and the admin API pydantic models: one shape from here on.
+        if not (isinstance(self.endpoints, tuple)
+                and all(type(e) is Endpoint for e in self.endpoints)):
+            object.__setattr__(self, "endpoints",
+                               tuple(_endpoint(e) for e in self.endpoints or ()))
+        if not isinstance(self.fallback_ids, tuple):
+            object.__setattr__(self, "fallback_ids", tuple(int(i) for i in self.fallback_ids or ()))
 
     def __repr__(self) -> str:  # dataclass keeps this one: the base URL is shown masked
         shown = ", ".join(

@@ -151,6 +151,14 @@ REASONS: dict[str, tuple[str, str]] = {
     "stream_total": ("流在 {seconds} 秒内没有结束", "stream not finished within {seconds}s"),
     "read_timeout": ("在读超时时间内没有数据", "no data for the read timeout"),
     "deadline": ("deadline_ms={deadline_ms}", "deadline_ms={deadline_ms}"),
+    # upstream pools
+    "pool_busy": ("所有端点都已满载（max_in_flight={limit}）或在冷却中",
+                  "every endpoint is busy (max_in_flight={limit}) or cooling down"),
+    "cut_deadline": ("调用方的截止时间内没有应答（{seconds} 秒）",
+                     "no answer within the caller's deadline ({seconds}s)"),
+    "cut_hedge": ("对冲请求已在别处应答，本请求未应答（{seconds} 秒）",
+                  "no answer before its hedge answered elsewhere ({seconds}s)"),
+    "probe_timeout": ("探测请求 {seconds} 秒内没有应答", "probe not answered within {seconds}s"),
     # the connection and the response
     "server_closed": ("连接被服务端关闭", "connection closed by the server"),
     "connection_lost": ("连接中断", "connection lost"),

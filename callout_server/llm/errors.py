@@ -22,9 +22,11 @@ RETRYABLE_FINISH = frozenset({"insufficient_system_resource", "load", "network_e
 class LLMCallError(Exception):
     """A model call that produced no usable answer. `str()` is safe to log: no key, no prompt."""
 
-    def __init__(self, diagnostic: Diagnostic) -> None:
+    def __init__(self, diagnostic: Diagnostic, *, retry_after_s: float | None = None) -> None:
         super().__init__(f"{diagnostic.code}: {diagnostic.message}")
         self.diagnostic = diagnostic
+        # The vendor's `Retry-After` on a 429/503, in seconds: how long to leave it alone.
+        self.retry_after_s = retry_after_s
 
     @property
     def code(self) -> str:
@@ -36,3 +38,20 @@ class LLMCallError(Exception):
         if d.code == "upstream_error":
             return d.status in RETRYABLE_STATUS or d.finish_reason in RETRYABLE_FINISH
         return d.code in RETRYABLE_CODES
+
+    @property
+    def endpoint_fault(self) -> bool:
+        """The endpoint, not the request, failed: another replica may well answer.
+
+        Connect errors, 5xx, 408/429 and time limits (first byte or token, stalls) count
+        against an endpoint's health; other 4xx, truncation and invalid output are the
+        request's own fault and are neither counted nor retried elsewhere.
+        """
+        d = self.diagnostic
+        if d.code in ("connect_error", "timeout"):
+            return True
+        if d.code == "upstream_error":
+            status = d.status or 0
+            return (status >= 500 or status in (408, 429)
+                    or (status == 200 and d.finish_reason in RETRYABLE_FINISH))
+        return False

@@ -255,6 +255,7 @@ class LLMStream:
                         body,
                         self._locale,
                         self._key,
+                        retry_after=response.headers.get("retry-after"),
                         max_tokens=self.max_tokens,
                     )
         except TimeoutError as exc:

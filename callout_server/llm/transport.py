@@ -14,6 +14,8 @@ the stream object enforce them with the event loop's clock.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx
@@ -194,11 +196,39 @@ def transport_error(exc: BaseException, locale: Locale, secret: str, **fields: A
 
 
 def status_error(
-    status: int, body: bytes, locale: Locale, secret: str, **fields: Any
+    status: int, body: bytes, locale: Locale, secret: str, *, retry_after: str | None = None,
+    **fields: Any
 ) -> LLMCallError:
     detail = vendor_error_message(body) if body else None
-    return call_error("upstream_error", locale, secret, status=status, detail=detail,
-                      limit=EXCERPT_LIMIT, **fields)
+    error = call_error("upstream_error", locale, secret, status=status, detail=detail,
+                       limit=EXCERPT_LIMIT, **fields)
+    error.retry_after_s = parse_retry_after(retry_after)
+    return error
+
+
+# Longest Retry-After honoured: a vendor asking for an hour is cooled down for this long and
+# probed again, not forgotten.
+RETRY_AFTER_MAX_S = 300.0
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """Seconds from a `Retry-After` header (delta-seconds or an HTTP date); None if absent."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        seconds = (when - datetime.now(UTC)).total_seconds()
+    if seconds != seconds:  # NaN
+        return None
+    return min(max(seconds, 0.0), RETRY_AFTER_MAX_S)
 
 
 def inband_error(detail: str, locale: Locale, secret: str, **fields: Any) -> LLMCallError:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 import time
 from typing import Any
 
@@ -16,8 +17,8 @@ import httpx
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import login, require_route, shot
-from tests.fixtures.database import ADMIN_HEADERS, llm_config_body
+from tests.browser.conftest import SCREENSHOT_DIR, login, require_route, shot
+from tests.fixtures.database import ADMIN_HEADERS, SERVICE_HEADERS, llm_config_body
 
 KEY = "sk-7f3a1234567890abcd"
 MASKED = "sk-7f3a****abcd"
@@ -379,4 +380,84 @@ def test_console_details_for_a_first_time_operator(page: Any, console_server: st
         "el => el.getBoundingClientRect().bottom")
     assert desc.evaluate("el => el.getBoundingClientRect().width") >= 150
     shot(page, "real-05-playground-empty")
+
+
+# -- upstream pools (in this module: it shares the module's server; a browser-test module of
+#    its own would start another server after the browser, which the fixtures cannot do) ----
+
+# Element screenshots beside the others (copied into docs/screenshots/ by hand, like them).
+DOCS_SHOTS = SCREENSHOT_DIR
+
+
+DECIDE = {"call_id": "c-pool", "node_id": "n1", "utterance": "可以的，明天下午",
+          "intents": [{"name": "agree", "description": "客户同意"},
+                      {"name": "refuse", "description": "客户拒绝"}],
+          "fallback_intent": "refuse", "deadline_ms": 1500}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_pool_edited_in_the_form_and_health_shown(page: Any, console_server: str,
+                                                  emulator: Any) -> None:
+    model = emulator.unique_model("qwen2.5-7b")
+    dead = f"http://127.0.0.1:{free_port()}/v1"
+    with httpx.Client(base_url=console_server, headers=ADMIN_HEADERS, timeout=30) as api:
+        backup = api.post("/api/admin/llm-configs", json=llm_config_body(
+            name="backup-nlu", model=model, base_url=emulator.replica_url("backup"))).json()
+        pool = api.post("/api/admin/llm-configs", json=llm_config_body(
+            name="pool-nlu", model=model, base_url=emulator.replica_url("gpu-1"),
+            is_active=True)).json()
+
+    login(page, console_server)
+    row = page.locator(f"tr[data-config-id='{pool['id']}']")
+    row.get_by_role("button", name="编辑: pool-nlu").click()
+    dlg = page.locator("dialog[open]")
+    section = dlg.get_by_test_id("pool-section")
+    section.get_by_test_id("add-endpoint").click()
+    section.get_by_test_id("endpoint-url-0").fill(emulator.replica_url("gpu-2"))
+    section.get_by_test_id("endpoint-weight-0").fill("2")
+    section.get_by_test_id("add-endpoint").click()
+    section.get_by_test_id("endpoint-url-1").fill(dead)
+    section.get_by_test_id("fallback-select").select_option(str(backup["id"]))
+    section.get_by_test_id("add-fallback").click()
+    expect(section.locator(f"[data-fallback-id='{backup['id']}']")).to_contain_text("backup-nlu")
+    dlg.get_by_label("对冲等待（毫秒）").fill("150")
+    dlg.get_by_label("每端点并发上限").fill("8")
+    DOCS_SHOTS.mkdir(parents=True, exist_ok=True)
+    dlg.screenshot(path=str(DOCS_SHOTS / "real-05-pool-form.png"))
+    dlg.get_by_role("button", name="保存").click()
+    dlg.wait_for(state="detached")
+
+    with httpx.Client(base_url=console_server, headers=ADMIN_HEADERS, timeout=30) as api:
+        saved = api.get(f"/api/admin/llm-configs/{pool['id']}").json()
+    assert saved["endpoints"] == [{"base_url": emulator.replica_url("gpu-2"), "weight": 2.0},
+                                  {"base_url": dead, "weight": 1.0}]
+    assert saved["fallback_ids"] == [backup["id"]]
+    assert (saved["hedge_after_ms"], saved["max_in_flight"]) == (150, 8)
+    expect(row.get_by_test_id("pool-summary")).to_contain_text("3 个副本")
+    expect(row.get_by_test_id("pool-summary")).to_contain_text("备用 backup-nlu")
+
+    # Live traffic finds the dead replica; the health table shows it cooling down.
+    with httpx.Client(base_url=console_server, headers=SERVICE_HEADERS, timeout=30) as svc:
+        deadline = time.monotonic() + 20
+        while True:
+            r = svc.post("/api/nlu/decide", json=DECIDE)
+            assert r.status_code == 200 and r.json()["fallback"] is False, r.text
+            with httpx.Client(base_url=console_server, headers=ADMIN_HEADERS) as api:
+                items = api.get("/api/admin/upstreams").json()["items"]
+            if any(i["base_url"] == dead and i["state"] == "cooling_down" for i in items):
+                break
+            assert time.monotonic() < deadline, items
+    table = page.get_by_test_id("upstreams")
+    table.locator("..").get_by_role("button", name="重新加载").click()
+    dead_row = table.locator(f"tr[data-endpoint='{dead}']")
+    expect(dead_row).to_have_attribute("data-state", "cooling_down")
+    expect(dead_row.get_by_test_id("upstream-state")).to_have_text("冷却中")
+    expect(dead_row).to_contain_text("connect_error")
+    expect(table.locator(f"tr[data-endpoint='{emulator.replica_url('backup')}']")).to_contain_text("备用")
+    table.locator("..").screenshot(path=str(DOCS_SHOTS / "real-05-upstream-health.png"))
     assert not page.errors, page.errors

@@ -146,6 +146,20 @@ const zh = {
   action_all: "全部动作", action_family_config: "模型配置", action_family_user: "人员", action_family_auth: "登录与密码",
   action_family_draft: "话术草稿", no_events: "没有符合条件的记录。", older_events: "加载更早的记录",
   end_of_events: "已到最早的记录。", event_detail: "记录详情 #{id}", until: "截止时间",
+  // upstream pools
+  pool: "副本、备用与对冲", pool_hint: "副本与接口地址使用同一模型、Key 与方言；备用配置在所有副本不可用时按顺序接替。",
+  endpoints: "更多副本", endpoint: "端点", weight: "权重", remove: "移除",
+  endpoints_none: "只有接口地址这一个端点。", add_endpoint: "添加副本",
+  fallback_ids: "备用配置（按顺序）", fallback_choose: "选择同层级的配置…", add_fallback: "添加备用", move_up: "上移",
+  fallbacks_none: "没有备用配置（{tier}）。",
+  hedge_after_ms: "对冲等待（毫秒）", hedge_hint: "非流式调用超过这么久没有回答，就把同一请求再发给另一副本（或第一个备用），先到先用。留空 = 不对冲。",
+  off: "不对冲", max_in_flight: "每端点并发上限", max_in_flight_hint: "每个工作进程对每个端点的并发请求上限。留空 = 不限。",
+  unbounded: "不限", weight_positive: "权重必须大于 0",
+  upstreams_title: "上游端点健康", upstreams_intro: "本工作进程看到的各端点状态：冷却中的端点不接流量，冷却结束后先用一次真实调用探测。",
+  upstreams_none: "还没有端点。", configuration: "配置", state: "状态", in_flight: "进行中",
+  error_rate: "近期失败率", last_error: "最近错误", role_fallback: "备用",
+  state_healthy: "健康", state_cooling_down: "冷却中", state_probing: "待探测", cooldown_until: "至 {time}",
+  pool_replicas: "{n} 个副本", pool_fallbacks: "备用 {names}", pool_hedge: "对冲 {ms} ms", pool_cap: "并发 ≤ {n}",
 };
 
 const en = {
@@ -288,6 +302,20 @@ const en = {
   action_all: "All actions", action_family_config: "Model configs", action_family_user: "People", action_family_auth: "Logins & passwords",
   action_family_draft: "Script drafts", no_events: "No matching events.", older_events: "Load older events",
   end_of_events: "That is the oldest event.", event_detail: "Event #{id}", until: "Until",
+  // upstream pools
+  pool: "Replicas, fallbacks and hedging", pool_hint: "Replicas serve the same model with the same key and dialect as the base URL; fallback configurations take over, in order, when no replica can.",
+  endpoints: "More replicas (endpoints)", endpoint: "Endpoint", weight: "Weight", remove: "Remove",
+  endpoints_none: "The base URL is the only endpoint.", add_endpoint: "Add replica",
+  fallback_ids: "Fallback configurations (in order)", fallback_choose: "Choose a configuration of this tier…", add_fallback: "Add fallback", move_up: "Move up",
+  fallbacks_none: "No fallback configuration ({tier}).",
+  hedge_after_ms: "Hedge after (ms)", hedge_hint: "A non-streamed call with no answer after this long is sent again to another replica (or the first fallback); the first answer wins. Empty = no hedging.",
+  off: "no hedging", max_in_flight: "Max in flight per endpoint", max_in_flight_hint: "Requests at once per endpoint, per worker. Empty = unbounded.",
+  unbounded: "unbounded", weight_positive: "Weights must be above 0",
+  upstreams_title: "Upstream endpoint health", upstreams_intro: "This worker's view of each endpoint: one cooling down takes no traffic; when its cool-down ends one real call probes it first.",
+  upstreams_none: "No endpoints yet.", configuration: "Configuration", state: "State", in_flight: "In flight",
+  error_rate: "Recent failures", last_error: "Last error", role_fallback: "fallback",
+  state_healthy: "healthy", state_cooling_down: "cooling down", state_probing: "probing", cooldown_until: "until {time}",
+  pool_replicas: "{n} replicas", pool_fallbacks: "fallback {names}", pool_hedge: "hedge {ms} ms", pool_cap: "≤ {n} in flight",
 };
 
 const DICTS = { zh, en };

@@ -41,7 +41,6 @@ from callout_server.llm.client import LLMClient
 from callout_server.llm.config import LLMConfig
 from callout_server.llm.diagnostics import Diagnostic, Locale
 from callout_server.llm.errors import LLMCallError
-from callout_server.llm.stream import LLMStream
 from callout_server.tiers.chat.compaction import SUMMARY_MAX_TOKENS, summary_messages
 from callout_server.tiers.chat.errors import (
     SessionExists,
@@ -60,6 +59,7 @@ from callout_server.tiers.chat.schemas import (
 from callout_server.tiers.chat.session import ChatSession
 from callout_server.tiers.chat.turn import TurnRun
 from callout_server.tiers.defaults import THINKING_DEFAULT
+from callout_server.upstream import PoolStream, Route, UpstreamError, Upstreams
 
 log = logging.getLogger(__name__)
 
@@ -69,13 +69,13 @@ STOP_GRACE_S = 2.0  # shutdown: how long to let stopped runs close their upstrea
 class ChatService:
     def __init__(
         self,
-        llm: LLMClient,
-        active_config: Callable[[], LLMConfig],
+        llm: Upstreams | LLMClient,
+        active_config: Callable[[], LLMConfig | Route],
         settings: ChatSettings,
         recorder: DiagnosticsRecorder | None = None,
         locale: Locale = "zh",
     ) -> None:
-        self._llm = llm
+        self._upstreams = llm if isinstance(llm, Upstreams) else Upstreams(llm)
         self._active_config = active_config
         self.settings = settings
         self._recorder = recorder
@@ -240,21 +240,23 @@ class ChatService:
         settings = self.settings
         cfg_box: list[LLMConfig] = []
 
-        def open_stream() -> LLMStream:
+        def open_stream() -> PoolStream:
             # Inside the producer: a failing config lookup ends the stream with `error`.
-            cfg = self._active_config()
-            cfg_box.append(cfg)
+            route = Route.of(self._active_config())
+            cfg_box.append(route.primary)
             req = session.overrides.apply(session.history.to_messages(), tools=session.tools,
                                           default_thinking=THINKING_DEFAULT["chat"])
             if req.timeout_s is None:
                 req = dataclasses.replace(req, timeout_s=settings.total_timeout_s)
-            return self._llm.stream(cfg, req, ttft_timeout_s=settings.ttft_timeout_s,
-                                    read_timeout_s=settings.read_timeout_s)
+            # Fails over (another endpoint, then the fallbacks) only before the first event.
+            return self._upstreams.stream(route, req, ttft_timeout_s=settings.ttft_timeout_s,
+                                          read_timeout_s=settings.read_timeout_s)
 
-        def record(stream: LLMStream | None, diagnostic: Diagnostic | None,
+        def record(stream: PoolStream | None, diagnostic: Diagnostic | None,
                    started: float) -> None:
             if cfg_box:
-                self._record(cfg_box[0], session.call_id, diagnostic, started, stream=stream)
+                cfg = stream.config if stream is not None else cfg_box[0]
+                self._record(cfg, session.call_id, diagnostic, started, stream=stream)
 
         run = TurnRun(
             session, turn_id=turn_id, output=output, open_stream=open_stream, record=record,
@@ -273,7 +275,8 @@ class ChatService:
             session = self.sessions.get(call_id)
             if session is None:  # deleted meanwhile: the history discards the result anyway
                 raise RuntimeError("chat session closed")
-            cfg = self._active_config()
+            route = Route.of(self._active_config())
+            cfg = route.primary
             # The session's dialect switches (thinking, extra_params) apply; size and
             # temperature are the summary's own.
             req = dataclasses.replace(
@@ -283,16 +286,19 @@ class ChatService:
                 timeout_s=self.settings.total_timeout_s)
             started = time.perf_counter()
             try:
-                done = await self._llm.complete(cfg, req)
-            except LLMCallError as exc:
-                self._record(cfg, call_id, exc.diagnostic, started, node_id="compaction")
+                served = await self._upstreams.complete(route, req)
+            except UpstreamError as exc:
+                self._record(exc.config, call_id, exc.diagnostic, started, node_id="compaction",
+                             endpoint=exc.endpoint, attempts=exc.attempts)
                 raise
             except asyncio.CancelledError:  # the session was reset or closed meanwhile
                 self._record(cfg, call_id, Diagnostic.make("cancelled", self._locale), started,
                              node_id="compaction")
                 raise
-            self._record(cfg, call_id, done.diagnostic, started, node_id="compaction",
-                         usage=done.usage.to_dict(), finish_reason=done.finish_reason)
+            done = served.value
+            self._record(served.config, call_id, done.diagnostic, started, node_id="compaction",
+                         usage=done.usage.to_dict(), finish_reason=done.finish_reason,
+                         endpoint=served.endpoint, attempts=served.attempts)
             if done.diagnostic is not None:  # a cut summary would lose facts silently
                 raise LLMCallError(done.diagnostic)
             return done.text
@@ -300,9 +306,10 @@ class ChatService:
         return summarise
 
     def _record(self, cfg: LLMConfig, call_id: str, diagnostic: Diagnostic | None,
-                started: float, *, stream: LLMStream | None = None, **fields: Any) -> None:
+                started: float, *, stream: PoolStream | None = None, **fields: Any) -> None:
         if stream is not None:
-            fields |= {"usage": stream.usage, "finish_reason": stream.finish_reason,
+            fields |= {"endpoint": stream.endpoint, "attempts": stream.attempts,
+                       "usage": stream.usage, "finish_reason": stream.finish_reason,
                        "max_tokens": stream.max_tokens, "vendor": stream.dialect,
                        "ttft_ms": round(stream.ttft_ms, 1) if stream.ttft_ms is not None else None}
         record_call(self._recorder, "chat", cfg, diagnostic, started=started, call_id=call_id,

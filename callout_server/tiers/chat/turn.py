@@ -44,13 +44,13 @@ from callout_server.streams import StreamEvent
 from callout_server.tiers.errors import TIMEOUT_CODES
 
 if TYPE_CHECKING:
-    from callout_server.llm.stream import LLMStream
     from callout_server.tiers.chat.session import ChatSession
+    from callout_server.upstream import PoolStream
 
 log = logging.getLogger(__name__)
 
-OpenStream = Callable[[], "LLMStream"]
-RecordCall = Callable[["LLMStream | None", Diagnostic | None, float], None]
+OpenStream = Callable[[], "PoolStream"]
+RecordCall = Callable[["PoolStream | None", Diagnostic | None, float], None]
 
 
 class TurnRun:
@@ -84,7 +84,7 @@ class TurnRun:
             if output == "audio" else None
         )  # fmt: skip
         self._queue: asyncio.Queue[StreamEvent | None] = asyncio.Queue()
-        self._stream: LLMStream | None = None
+        self._stream: PoolStream | None = None
         self._mark = 0  # where the current segment starts in the stream's text
         self._sentences: list[str] = []  # audio: the sentences sent in the current segment
         self._finish_event: Finish | None = None
@@ -129,7 +129,7 @@ class TurnRun:
 
     async def _produce(self) -> None:
         started = time.perf_counter()
-        stream: LLMStream | None = None
+        stream: PoolStream | None = None
         diagnostic: Diagnostic | None = None
         try:
             stream = self._stream = self._open_stream()

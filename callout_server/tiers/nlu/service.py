@@ -1,8 +1,11 @@
-"""NLU decisions: prompt, one model call (one retry if transient), extraction, validation.
+"""NLU decisions: prompt, one model call over the upstream pool, extraction, validation.
 
-The hot path: configuration from the in-memory snapshot (a callable, no I/O), the shared
-client's pooled connection, JSON extraction and validation in memory, and the call log
-handed to the background recorder. `deadline_ms` bounds everything, the retry included.
+The hot path: configuration from the in-memory snapshot (a callable, no I/O), the pool
+(`callout_server.upstream`: replicas, failover, hedging, all in memory) on the shared client's
+pooled connections, JSON extraction and validation in memory, and the call log handed to the
+background recorder: one record per decision, naming the endpoint and configuration that
+answered and the requests it took. `deadline_ms` bounds everything, failover included.
+Invalid output is the model's answer, not an endpoint's failure: it is not retried.
 """
 
 from __future__ import annotations
@@ -26,9 +29,9 @@ from callout_server.tiers.errors import ModelCallFailed
 from callout_server.tiers.nlu.prompt import build_messages
 from callout_server.tiers.nlu.schemas import DecideRequest, Decision
 from callout_server.tiers.nlu.validate import SchemaMismatch, validate_answer
+from callout_server.upstream import Call, Route, Served, Upstreams
 
-# Below this much time left, a retry could not finish: answer now instead.
-MIN_RETRY_BUDGET_S = 0.05
+
 def llm_request(req: DecideRequest) -> LLMRequest:
     """The model call for one decision: JSON mode, the node's overrides, thinking off."""
     return req.overrides.apply(build_messages(req), json_mode=True,
@@ -36,52 +39,48 @@ def llm_request(req: DecideRequest) -> LLMRequest:
 
 
 class NluService:
-    def __init__(self, llm: LLMClient, active_config: Callable[[], LLMConfig],
+    def __init__(self, llm: Upstreams | LLMClient,
+                 active_config: Callable[[], LLMConfig | Route],
                  recorder: DiagnosticsRecorder | None = None, locale: Locale = "zh") -> None:
-        self._llm = llm
+        self._upstreams = llm if isinstance(llm, Upstreams) else Upstreams(llm)
         self._active_config = active_config
         self._recorder = recorder
         self._locale = locale
 
     async def decide(self, req: DecideRequest) -> Decision:
-        cfg = self._active_config()
+        route = Route.of(self._active_config())
+        cfg = route.primary
         started = time.perf_counter()
         deadline_s = (req.deadline_ms / 1000) if req.deadline_ms else cfg.timeout_s
         llm_req = llm_request(req)
-        diagnostic: Diagnostic | None = None
-        for attempt in range(2):
-            remaining = deadline_s - (time.perf_counter() - started)
-            if attempt and remaining < MIN_RETRY_BUDGET_S:
-                break
-            attempt_started = time.perf_counter()
-            completion: Completion | None = None
-            try:
-                async with asyncio.timeout(remaining):
-                    completion = await self._llm.complete(cfg, llm_req)
-                intent, confidence, slots = self._read(req, completion)
-            except TimeoutError:
-                failure = _Failure(Diagnostic.make(
-                    "deadline_exceeded", self._locale, reason="deadline",
-                    args={"deadline_ms": round(deadline_s * 1000)},
-                    max_tokens=llm_req.max_tokens or cfg.max_tokens), retryable=False)
-            except LLMCallError as exc:
-                failure = _Failure(exc.diagnostic, retryable=exc.retryable)
-            except _Failure as exc:
-                failure = exc
-            else:
-                self._record(req, cfg, None, attempt_started, completion)
-                return Decision(intent=intent, confidence=confidence, slots=slots, fallback=False,
-                                model=completion.model or cfg.model,
-                                latency_ms=_ms_since(started), diagnostic=None)
-            diagnostic = self._record(req, cfg, failure.diagnostic, attempt_started, completion)
-            if not failure.retryable:
-                break
+        call = self._upstreams.call(route, deadline_s=deadline_s)
+        served: Served[Completion] | None = None
+        try:
+            async with asyncio.timeout(deadline_s):
+                served = await call.complete(llm_req)
+            intent, confidence, slots = self._read(req, served.value)
+        except TimeoutError:
+            failure = Diagnostic.make(
+                "deadline_exceeded", self._locale, reason="deadline",
+                args={"deadline_ms": round(deadline_s * 1000)},
+                max_tokens=llm_req.max_tokens or cfg.max_tokens)
+        except LLMCallError as exc:  # UpstreamError: every attempt failed
+            failure = exc.diagnostic
+        except _Failure as exc:
+            failure = exc.diagnostic
+        else:
+            self._record(req, call.attempts, started, served)
+            return Decision(intent=intent, confidence=confidence, slots=slots, fallback=False,
+                            model=served.value.model or served.config.model,
+                            latency_ms=_ms_since(started), diagnostic=None)
+        diagnostic = self._record(req, call.attempts, started, served, failure, call=call)
         assert diagnostic is not None
         if req.fallback_intent is None:
             raise ModelCallFailed(diagnostic)
+        answered = served.config if served is not None else call.where()[0]
         return Decision(intent=req.fallback_intent, confidence=None,
-                        slots={s.name: None for s in req.slots}, fallback=True, model=cfg.model,
-                        latency_ms=_ms_since(started),
+                        slots={s.name: None for s in req.slots}, fallback=True,
+                        model=answered.model, latency_ms=_ms_since(started),
                         diagnostic=diagnostic.to_dict(current(self._locale)))
 
     def _read(self, req: DecideRequest, completion: Completion) -> tuple[str | None, float | None, dict[str, Any]]:
@@ -91,34 +90,43 @@ class NluService:
             if exc.reason == "truncated" and completion.finish_reason == "length":
                 raise _Failure(completion.diagnostic or Diagnostic.make(
                     "truncated", self._locale, max_tokens=completion.max_tokens,
-                    finish_reason="length"), retryable=False) from exc
+                    finish_reason="length")) from exc
             raise _Failure(Diagnostic.make(
                 "invalid_json", self._locale, reason=f"json_{exc.reason}",
                 finish_reason=completion.finish_reason, max_tokens=completion.max_tokens,
-                completion_tokens=completion.usage.completion_tokens), retryable=True) from exc
+                completion_tokens=completion.usage.completion_tokens)) from exc
         try:
             return validate_answer(req, answer)
         except SchemaMismatch as exc:
             raise _Failure(Diagnostic.make("schema_mismatch", self._locale, reason=exc.reason,
-                                           args=exc.values, finish_reason=completion.finish_reason),
-                           retryable=False) from exc
+                                           args=exc.values,
+                                           finish_reason=completion.finish_reason)) from exc
 
-    def _record(self, req: DecideRequest, cfg: LLMConfig, diagnostic: Diagnostic | None,
-                started: float, completion: Completion | None) -> Diagnostic | None:
-        """Hand the attempt to the call log; returns the diagnostic carrying its record id."""
+    def _record(self, req: DecideRequest, attempts: int, started: float,
+                served: Served[Completion] | None, diagnostic: Diagnostic | None = None,
+                *, call: Call | None = None) -> Diagnostic | None:
+        """Hand the decision to the call log (one record per call, whatever it took);
+        returns the diagnostic carrying its record id."""
+        if served is not None:
+            cfg, endpoint, completion = served.config, served.endpoint, served.value
+        else:
+            assert call is not None
+            (cfg, endpoint), completion = call.where(), None
         return record_call(
             self._recorder, "nlu", cfg, diagnostic, started=started, call_id=req.call_id,
             node_id=req.node_id, usage=completion.usage if completion else None,
             vendor=completion.dialect if completion else None,
             max_tokens=completion.max_tokens if completion else None,
-            finish_reason=completion.finish_reason if completion else None)
+            finish_reason=completion.finish_reason if completion else None,
+            endpoint=endpoint, attempts=attempts)
 
 
 class _Failure(Exception):
-    def __init__(self, diagnostic: Diagnostic, *, retryable: bool) -> None:
+    """The model answered, but not with a usable decision (the request's fault)."""
+
+    def __init__(self, diagnostic: Diagnostic) -> None:
         super().__init__(diagnostic.code)
         self.diagnostic = diagnostic
-        self.retryable = retryable
 
 
 def _ms_since(started: float) -> int:

@@ -28,6 +28,7 @@ from callout_server.tiers.errors import TIMEOUT_CODES, ModelCallFailed
 from callout_server.tiers.script.drafts import DraftStore
 from callout_server.tiers.script.prompt import build_messages
 from callout_server.tiers.script.schemas import GenerateRequest, GenerateResult
+from callout_server.upstream import Route, UpstreamError, Upstreams
 
 log = logging.getLogger(__name__)
 
@@ -46,25 +47,29 @@ def _title(req: GenerateRequest) -> str:
 
 
 class ScriptService:
-    def __init__(self, llm: LLMClient, active_config: Callable[[], LLMConfig], drafts: DraftStore,
-                 recorder: DiagnosticsRecorder | None = None, locale: Locale = "zh") -> None:
-        self._llm = llm
+    def __init__(self, llm: Upstreams | LLMClient, active_config: Callable[[], LLMConfig | Route],
+                 drafts: DraftStore, recorder: DiagnosticsRecorder | None = None,
+                 locale: Locale = "zh") -> None:
+        self._upstreams = llm if isinstance(llm, Upstreams) else Upstreams(llm)
         self._active_config = active_config
         self.drafts = drafts
         self._recorder = recorder
         self._locale = locale
 
     async def generate(self, req: GenerateRequest, actor: Actor) -> GenerateResult:
-        cfg = self._active_config()
+        route = Route.of(self._active_config())
         started = time.perf_counter()
         try:
-            done = await self._llm.complete(cfg, llm_request(req))
-        except LLMCallError as exc:
-            diagnostic = self._record(cfg, exc.diagnostic, started)
+            served = await self._upstreams.complete(route, llm_request(req))
+        except UpstreamError as exc:
+            diagnostic = self._record(exc.config, exc.diagnostic, started,
+                                      endpoint=exc.endpoint, attempts=exc.attempts)
             raise ModelCallFailed(diagnostic or exc.diagnostic) from exc
+        cfg, done = served.config, served.value
         diagnostic = self._record(cfg, done.diagnostic, started, usage=done.usage.to_dict(),
                                   finish_reason=done.finish_reason, max_tokens=done.max_tokens,
-                                  vendor=done.dialect)
+                                  vendor=done.dialect, endpoint=served.endpoint,
+                                  attempts=served.attempts)
         draft_id, draft_error = None, None
         try:
             draft_id = await self._save(req, actor, cfg, done.text, done.reasoning,
@@ -85,7 +90,7 @@ class ScriptService:
         A client disconnect cancels this generator; leaving the `async with` closes the
         upstream request, so the vendor stops generating.
         """
-        cfg = self._active_config()
+        route = Route.of(self._active_config())
         started = time.perf_counter()
         text: list[str] = []
         reasoning: list[str] = []
@@ -93,7 +98,8 @@ class ScriptService:
         finish: Finish | None = None
         end: dict[str, Any] = {"reason": "completed", "error": None, "diagnostic": None,
                                "draft_id": None}
-        upstream = self._llm.stream(cfg, llm_request(req))
+        # Fails over to another endpoint or a fallback only before the first event.
+        upstream = self._upstreams.stream(route, llm_request(req))
         locale = current(self._locale)  # the caller's, read before the stream is iterated
         try:
             async with upstream as st:
@@ -108,8 +114,9 @@ class ScriptService:
                     elif isinstance(event, Finish):
                         finish = event
         except LLMCallError as exc:
-            diagnostic = self._record(cfg, exc.diagnostic, started, usage=usage,
-                                      ttft_ms=_ms(upstream.ttft_ms), vendor=upstream.dialect)
+            diagnostic = self._record(upstream.config, exc.diagnostic, started, usage=usage,
+                                      ttft_ms=_ms(upstream.ttft_ms), vendor=upstream.dialect,
+                                      endpoint=upstream.endpoint, attempts=upstream.attempts)
             d = diagnostic or exc.diagnostic
             end |= {"reason": "timeout" if d.code in TIMEOUT_CODES else "error",
                     "error": {"code": d.code, "message": d.message_in(locale)},
@@ -117,14 +124,17 @@ class ScriptService:
         except BaseException:
             # Disconnect (cancellation) or a bug: log it, then let it propagate; a
             # disconnected client cannot receive an `end` anyway.
-            self._record(cfg, Diagnostic.make("cancelled", self._locale), started, usage=usage,
-                         ttft_ms=_ms(upstream.ttft_ms), vendor=upstream.dialect)
+            self._record(upstream.config, Diagnostic.make("cancelled", self._locale), started,
+                         usage=usage, ttft_ms=_ms(upstream.ttft_ms), vendor=upstream.dialect,
+                         endpoint=upstream.endpoint, attempts=upstream.attempts)
             raise
         else:
+            cfg = upstream.config
             diagnostic = self._record(cfg, finish.diagnostic if finish else None, started,
                                       usage=usage, finish_reason=finish.reason if finish else None,
                                       max_tokens=upstream.max_tokens, ttft_ms=_ms(upstream.ttft_ms),
-                                      vendor=upstream.dialect)
+                                      vendor=upstream.dialect, endpoint=upstream.endpoint,
+                                      attempts=upstream.attempts)
             script = "".join(text)
             if diagnostic is not None:
                 end |= {"reason": "truncated" if script else "error",

@@ -3,10 +3,12 @@
 // select lists the server's dialect rows (GET /api/admin/vendors), so a new vendor needs no
 // change here. A stored key never follows the base URL to another host (scheme, host or
 // port): the server answers 422 api_key_required, so the form asks for the key as soon as
-// the host changes.
+// the host changes (a replica on a new host too). The pool (replicas, fallbacks, hedging,
+// in-flight cap) is its own section (pool_fields.js).
 import { get, post, put } from "../api.js";
 import { t, tierLabel } from "../i18n.js";
 import { h, field, nextId, replace, setBusy, errorBanner } from "../ui.js";
+import { poolSection } from "./pool_fields.js";
 
 export const TIERS = ["nlu", "chat", "script"];
 const EFFORTS = ["none", "minimal", "low", "medium", "high"];
@@ -41,6 +43,9 @@ export async function openEditor({ config = null, tier = "nlu" } = {}) {
   let vendors = [];
   let vendorError = null;
   try { vendors = await loadVendors(); } catch (e) { vendorError = e; }
+  // Fallback candidates: every stored configuration (the form offers those of the same tier).
+  let configs = [];
+  try { configs = (await get("/api/admin/llm-configs"))?.items || []; } catch { /* offered none */ }
   return new Promise((resolve) => {
     const opener = document.activeElement;
     const titleId = nextId("editor");
@@ -58,14 +63,14 @@ export async function openEditor({ config = null, tier = "nlu" } = {}) {
       h("button", { type: "button", class: "btn btn-ghost btn-icon", "aria-label": t("close"), onclick: () => dlg.close() }, "×")),
     body);
     document.body.appendChild(dlg);
-    buildForm(body, config, tier, done, vendors);
+    buildForm(body, config, tier, done, vendors, configs);
     if (vendorError) body.prepend(errorBanner(vendorError));
     dlg.showModal();
     body.querySelector("input[name=name]")?.focus();
   });
 }
 
-function buildForm(body, config, defaultTier, done, vendors) {
+function buildForm(body, config, defaultTier, done, vendors, configs = []) {
   const c = config || {};
   const editing = !!config;
   const f = {};
@@ -141,6 +146,10 @@ function buildForm(body, config, defaultTier, done, vendors) {
     renderKey();
   });
 
+  const pool = poolSection(c.tier ? c : { ...c, tier: defaultTier }, configs);
+  Object.assign(f, pool.fields);
+  f.tier.input.addEventListener("change", () => pool.setTier(f.tier.input.value));
+
   const active = editing ? null : h("div", { class: "field field-check" },
     h("input", { type: "checkbox", id: "new-is-active", name: "is_active" }),
     h("label", { for: "new-is-active" }, t("is_active")));
@@ -154,7 +163,7 @@ function buildForm(body, config, defaultTier, done, vendors) {
     keyArea,
     h("div", { class: "grid-3" }, f.api_style.row, f.timeout_s.row, f.max_tokens.row),
     h("div", { class: "grid-3" }, f.temperature.row, f.enable_thinking.row, f.reasoning_effort.row),
-    f.extra_params.row, active, status,
+    f.extra_params.row, pool.row, active, status,
     h("div", { class: "dialog-actions" },
       h("button", { type: "button", class: "btn", onclick: () => done(null) }, t("cancel")), save));
 
@@ -185,6 +194,8 @@ function buildForm(body, config, defaultTier, done, vendors) {
     } catch { local.extra_params = t("invalid_json"); }
     if (hostMoved && keyMode === "keep") { keyMode = "set"; renderKey(); }
     if (keyMode === "set" && editing && !keyInput.input.value) local.api_key = hostMoved ? t("key_required_host") : t("required");
+    const poolValues = pool.read();
+    Object.assign(local, poolValues.errors);
     if (Object.keys(local).length) { showErrors(local); return; }
     const num = (k) => (v(k) === "" ? null : Number(v(k)));
     const payload = {
@@ -192,7 +203,7 @@ function buildForm(body, config, defaultTier, done, vendors) {
       timeout_s: num("timeout_s"), max_tokens: num("max_tokens") === null ? null : Math.trunc(num("max_tokens")),
       temperature: num("temperature"),
       enable_thinking: v("enable_thinking") === "" ? null : v("enable_thinking") === "true",
-      reasoning_effort: v("reasoning_effort") || null, extra_params: extra,
+      reasoning_effort: v("reasoning_effort") || null, extra_params: extra, ...poolValues.payload,
     };
     if (v("vendor") || c.vendor) payload.vendor = v("vendor") || null;
     if (keyMode === "set" && keyInput.input.value) payload.api_key = keyInput.input.value;
@@ -219,7 +230,7 @@ function buildForm(body, config, defaultTier, done, vendors) {
           try {
             const fresh = await get(`/api/admin/llm-configs/${encodeURIComponent(c.id)}`);
             replace(body);
-            buildForm(body, fresh, defaultTier, done, vendors);
+            buildForm(body, fresh, defaultTier, done, vendors, configs);
             body.querySelector("input[name=name]")?.focus();
           } catch (err) { replace(status, errorBanner(err)); }
         } }, t("version_conflict_reload"));

@@ -4,10 +4,12 @@ import { fmtNum, fmtTime, labelOf, t, tierLabel } from "../i18n.js";
 import { badge, confirmDialog, diagnosticBox, errorBanner, fieldLabel, h, pageHeader, replace, setBusy, toast } from "../ui.js";
 import { TIERS, openEditor } from "./model_form.js";
 import { can } from "../roles.js";
+import { endpointResults, upstreamSection } from "./upstreams.js";
 
 // Fields a rollback may restore (never key material, never bookkeeping).
 const ROLLBACK_FIELDS = ["tier", "name", "base_url", "model", "api_style", "timeout_s", "max_tokens", "temperature",
-  "enable_thinking", "reasoning_effort", "extra_params", "vendor"];
+  "enable_thinking", "reasoning_effort", "extra_params", "vendor",
+  "endpoints", "fallback_ids", "hedge_after_ms", "max_in_flight"];
 const KEY_FIELDS = new Set(["api_key", "api_key_masked", "has_api_key", "api_key_encrypted", "key"]);
 const WRITABLE = ["tier", "name", "base_url", "model", "api_style", "timeout_s", "max_tokens", "temperature",
   "enable_thinking", "reasoning_effort", "extra_params"];
@@ -30,6 +32,8 @@ export function render(main, ctx) {
     h("section", { class: "section", "aria-labelledby": "active-h" }, h("h2", { id: "active-h" }, t("active_configs")), activeBox),
     h("section", { class: "section", "aria-labelledby": "list-h" }, h("h2", { id: "list-h" }, t("configs_list")), listBox),
     detail);
+  const upstreams = upstreamSection();
+  main.append(upstreams.section);
 
   let configs = [];
   let alive = true;
@@ -80,7 +84,8 @@ export function render(main, ctx) {
     const act = (slot, label, fn, cls = "btn btn-sm") => h("button", { type: "button", class: `${cls} act-${slot}`,
       "aria-label": `${label === t("test_short") ? t("test") : label}: ${c.name}`, onclick: (ev) => fn(ev.currentTarget) }, label);
     return h("tr", { "data-config-id": c.id, class: c.is_active ? "row-active" : "" },
-      h("th", { scope: "row" }, h("div", { class: "cell-name" }, c.name), h("div", { class: "cell-sub mono truncate", title: c.base_url }, c.base_url)),
+      h("th", { scope: "row" }, h("div", { class: "cell-name" }, c.name), h("div", { class: "cell-sub mono truncate", title: c.base_url }, c.base_url),
+        poolSummary(c)),
       h("td", { class: "nowrap", title: tierLabel(c.tier) }, labelOf("tier_short_", c.tier)),
       h("td", { class: "mono cell-model" }, c.model, c.vendor ? h("div", { class: "cell-sub" }, c.vendor) : null),
       h("td", { class: "mono" }, c.has_api_key === false || !c.api_key_masked ? h("span", { class: "muted" }, t("key_none")) : c.api_key_masked),
@@ -149,7 +154,8 @@ export function render(main, ctx) {
           checks.length ? null : h("div", { class: "kv" }, h("dt", {}, t("thinking_suppressed")), h("dd", {},
             r.thinking_suppressed === true ? t("yes") : r.thinking_suppressed === false ? t("no") : "—")))),
         checks.length ? checkList(checks) : null,
-        diagnosticBox(r.diagnostic));
+        diagnosticBox(r.diagnostic), endpointResults(r.endpoints));
+      upstreams.refresh();
     } catch (e) {
       replace(out, errorBanner(e), diagnosticBox(e.error?.diagnostic));
     } finally { setBusy(btn, false); }
@@ -213,8 +219,17 @@ export function render(main, ctx) {
     }
   }
 
+  function poolSummary(c) {
+    const parts = [];
+    if (c.endpoints?.length) parts.push(t("pool_replicas", { n: c.endpoints.length + 1 }));
+    if (c.fallback_ids?.length) parts.push(t("pool_fallbacks", { names: c.fallback_ids.map((id) => configs.find((x) => x.id === id)?.name || `#${id}`).join(" → ") }));
+    if (c.hedge_after_ms != null) parts.push(t("pool_hedge", { ms: c.hedge_after_ms }));
+    if (c.max_in_flight != null) parts.push(t("pool_cap", { n: c.max_in_flight }));
+    return parts.length ? h("div", { class: "cell-sub", "data-testid": "pool-summary" }, parts.join(" · ")) : null;
+  }
+
   refresh();
-  return () => { alive = false; };
+  return () => { alive = false; upstreams.stop(); };
 }
 
 const CHECK_KIND = { ok: "ok", warn: "warn", fail: "error", info: "info", skipped: "neutral" };

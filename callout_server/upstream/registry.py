@@ -1,0 +1,118 @@
+"""`Upstreams`: this worker's pools, and the one way the tiers call a model.
+
+    upstreams = Upstreams(LLMClient())                         # once per worker
+    served = await upstreams.complete(route, req, deadline_s=1.5)
+    async with upstreams.stream(route, req, ttft_timeout_s=5) as stream: ...
+    upstreams.views(routes)                                    # GET /api/admin/upstreams
+
+Pools are keyed by configuration (its id, or `file:<tier>`); a configuration saved again
+(a new snapshot value) gets a new pool over the same endpoint states, so what was learnt
+about a URL survives an unrelated edit. Memory only; nothing here touches the database.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Iterable
+from typing import Any
+
+from callout_server.llm import LLMClient, LLMConfig, LLMRequest
+from callout_server.llm.client import Completion
+from callout_server.llm.diagnostics import Locale
+from callout_server.upstream import calls
+from callout_server.upstream.calls import Call
+from callout_server.upstream.endpoint import EndpointState, HealthPolicy
+from callout_server.upstream.pool import Pool, pool_urls
+from callout_server.upstream.route import Route, Served
+from callout_server.upstream.streams import PoolStream
+
+
+def config_key(cfg: LLMConfig) -> str:
+    return str(cfg.id) if cfg.id is not None else f"file:{cfg.tier}"
+
+
+class Upstreams:
+    def __init__(self, client: LLMClient, *, policy: HealthPolicy | None = None,
+                 rng: random.Random | None = None) -> None:
+        self.client = client
+        self.policy = policy or HealthPolicy()
+        self.rng = rng or random.Random()
+        self._pools: dict[str, Pool] = {}
+        self._states: dict[tuple[str, str], EndpointState] = {}
+        self._background: set[asyncio.Future[Any]] = set()
+
+    @property
+    def locale(self) -> Locale:
+        return self.client.locale
+
+    def __repr__(self) -> str:
+        return f"<Upstreams pools={len(self._pools)}>"
+
+    # -- pools ---------------------------------------------------------------------------
+    def pool(self, cfg: LLMConfig) -> Pool:
+        key = config_key(cfg)
+        pool = self._pools.get(key)
+        if pool is None or pool.cfg is not cfg:
+            pool = self._pools[key] = self._build(key, cfg)
+        return pool
+
+    def _build(self, key: str, cfg: LLMConfig) -> Pool:
+        urls = pool_urls(cfg)
+        # An endpoint the configuration no longer lists is forgotten (a request still in
+        # flight there finishes on its own state object).
+        wanted = {url.rstrip("/") for url, _ in urls}
+        for state_key in [k for k in self._states if k[0] == key and k[1] not in wanted]:
+            self._states.pop(state_key).retire()
+        endpoints = []
+        for url, weight in urls:
+            state = self._states.get((key, url.rstrip("/")))
+            if state is None:
+                state = EndpointState(key, cfg.id, url, weight, self.policy)
+                self._states[(key, url.rstrip("/"))] = state
+            state.base_url, state.weight = url, weight
+            endpoints.append(state)
+        return Pool(cfg, endpoints)
+
+    def hold(self, task: asyncio.Future[Any]) -> None:
+        """Keep a cancelled request alive until it has closed its connection."""
+        if not task.done():
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
+
+    # -- calls ---------------------------------------------------------------------------
+    def call(self, route: Route | LLMConfig, *, deadline_s: float | None = None) -> Call:
+        """A call to make (`await call.complete(req)`), whose attempts stay readable after a
+        deadline cut it short (`call.attempts`, `call.where()`)."""
+        deadline = None
+        if deadline_s is not None:
+            deadline = asyncio.get_running_loop().time() + deadline_s
+        return Call(self, Route.of(route), deadline)
+
+    async def complete(self, route: Route | LLMConfig, req: LLMRequest, *,
+                       deadline_s: float | None = None) -> Served[Completion]:
+        """One non-streamed answer with failover (and hedging when the primary asks for it).
+
+        `deadline_s` bounds the waits for a free slot and a probe's share; the caller's own
+        `asyncio.timeout` bounds the whole call (the tiers hold one).
+        """
+        loop = asyncio.get_running_loop()
+        deadline = None if deadline_s is None else loop.time() + deadline_s
+        return await calls.complete(Call(self, Route.of(route), deadline), req)
+
+    def stream(self, route: Route | LLMConfig, req: LLMRequest, *,
+               ttft_timeout_s: float | None = None, read_timeout_s: float | None = None,
+               deadline_s: float | None = None) -> PoolStream:
+        deadline = None
+        if deadline_s is not None:
+            deadline = asyncio.get_running_loop().time() + deadline_s
+        return PoolStream(Call(self, Route.of(route), deadline), req,
+                          ttft_timeout_s=ttft_timeout_s, read_timeout_s=read_timeout_s)
+
+    # -- what ops see --------------------------------------------------------------------
+    def views(self, routes: Iterable[Route | LLMConfig] = ()) -> list[dict[str, Any]]:
+        """Every endpoint of `routes` (configured) and of every pool called so far."""
+        for route in routes:
+            for cfg in Route.of(route).chain:
+                self.pool(cfg)
+        return [state.view() for state in self._states.values()]
