@@ -4,8 +4,10 @@
 - every catalogue (server messages, diagnostics, reasons) has both languages with the same
   fields; English has no Chinese and no full-width punctuation, Chinese no English words;
 - every pydantic error type has a Chinese rendering, built from its type and ctx;
-- no domain error is raised with finished text, and no validator raises a bare ValueError
-  (whose words could only be English).
+- no domain error is raised with finished text (a literal, an f-string, a function that
+  returns `str`, or an ApiError subclass passing one to `super().__init__`), and no
+  validator (`field_validator`, `model_validator`, `AfterValidator(f)`...) raises a bare
+  ValueError (whose words could only be English).
 """
 
 from __future__ import annotations
@@ -190,8 +192,9 @@ def _trees() -> dict[Path, ast.Module]:
             if "emulator" not in p.parts}
 
 
-def _api_errors(trees: dict[Path, ast.Module]) -> set[str]:
-    names, grew = {"ApiError"}, True
+def _api_errors(trees: dict[Path, ast.Module], seed: frozenset[str] = frozenset({"ApiError"})
+                ) -> set[str]:
+    names, grew = set(seed), True
     while grew:
         grew = False
         for tree in trees.values():
@@ -203,28 +206,110 @@ def _api_errors(trees: dict[Path, ast.Module]) -> set[str]:
     return names
 
 
+def _returns_str(trees: dict[Path, ast.Module]) -> set[str]:
+    """Names of functions annotated `-> str`: what they return is finished text."""
+    return {fn.name for tree in trees.values() for fn in ast.walk(tree)
+            if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef)
+            and isinstance(fn.returns, ast.Name | ast.Constant)
+            and getattr(fn.returns, "id", getattr(fn.returns, "value", None)) == "str"}
+
+
+def _call_name(node: ast.Call) -> str | None:
+    return getattr(node.func, "id", getattr(node.func, "attr", None))
+
+
+def _finished(node: ast.expr, text_functions: set[str]) -> bool:
+    """Whether `node` builds finished text: a literal, an f-string, a concatenation or
+    format of one, `str(...)`, or a call of a function that returns `str`."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str)
+    if isinstance(node, ast.JoinedStr):
+        return True
+    if isinstance(node, ast.BinOp):
+        return _finished(node.left, text_functions) or _finished(node.right, text_functions)
+    if isinstance(node, ast.Call):
+        return _call_name(node) in {"str", "format", "join", *text_functions}
+    return False
+
+
+def _finished_text_errors(trees: dict[Path, ast.Module], errors_: set[str]) -> list[str]:
+    """Where a domain error gets finished text: `Forbidden("...")`, `NotFound(f"...")`,
+    `Forbidden(why())` with `why() -> str`, or `super().__init__("...")` in an ApiError."""
+    text_functions = _returns_str(trees)
+    found = []
+    for path, tree in trees.items():
+        name = path.relative_to(ROOT) if path.is_absolute() else path
+        calls: list[ast.Call] = [node for node in ast.walk(tree) if isinstance(node, ast.Call)
+                                 and _call_name(node) in errors_]
+        for cls in ast.walk(tree):  # the message a subclass passes up (ApiError's: to Exception)
+            if isinstance(cls, ast.ClassDef) and cls.name in errors_ - {"ApiError"}:
+                calls += [node for node in ast.walk(cls) if isinstance(node, ast.Call)
+                          and _call_name(node) == "__init__"
+                          and isinstance(node.func, ast.Attribute)
+                          and isinstance(node.func.value, ast.Call)
+                          and _call_name(node.func.value) == "super"]
+        for node in calls:
+            message = node.args[0] if node.args else next(
+                (k.value for k in node.keywords if k.arg == "message"), None)
+            if message is not None and _finished(message, text_functions):
+                found.append(f"{name}:{node.lineno}")
+    return found
+
+
 def test_no_domain_error_is_raised_with_finished_text() -> None:
     trees = _trees()
     errors_ = _api_errors(trees)
-    assert {"NotFound", "Conflict", "ConfigNotFound", "SessionNotFound"} <= errors_
-    found = []
-    for path, tree in trees.items():
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Call) and node.args and getattr(
-                    node.func, "id", getattr(node.func, "attr", None)) in errors_ and isinstance(
-                    node.args[0], ast.Constant | ast.JoinedStr):
-                found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert {"NotFound", "Conflict", "ConfigNotFound", "SessionNotFound", "Forbidden",
+            "UserNotFound", "LastAdmin", "ManagedByEnvironment"} <= errors_
+    found = _finished_text_errors(trees, errors_)
     assert found == [], found
 
 
+def test_the_finished_text_scan_sees_what_it_must() -> None:
+    sample = ast.parse('''
+class Gone(NotFound):
+    def __init__(self, name: str) -> None:
+        super().__init__(f"no {name}")
+class Fine(NotFound):
+    def __init__(self, name: str) -> None:
+        super().__init__(msg("user_not_found", username=name))
+def why(role: str) -> str:
+    return "needs " + role
+def why_msg(role: str) -> Msg:
+    return msg("forbidden_role", role=role)
+raise Forbidden(why("viewer"))
+raise Forbidden("plain")
+raise Forbidden("needs " + role)
+raise Forbidden("needs {}".format(role))
+raise Forbidden(message=str(role))
+raise Forbidden(why_msg("viewer"))
+raise Gone(name)
+raise Forbidden(msg("csrf_failed"), code="csrf_failed")
+''')
+    trees = {Path("sample.py"): sample}
+    found = _finished_text_errors(trees, _api_errors(trees, frozenset({"Forbidden", "NotFound"})))
+    assert found == [f"sample.py:{n}" for n in (12, 13, 14, 15, 16, 4)], found
+
+
+def _validator_functions(trees: dict[Path, ast.Module]) -> set[str]:
+    """Functions pydantic runs as validators through `Annotated[..., AfterValidator(f)]`."""
+    kinds = {"AfterValidator", "BeforeValidator", "PlainValidator", "WrapValidator"}
+    return {arg.id for tree in trees.values() for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and _call_name(node) in kinds
+            for arg in node.args if isinstance(arg, ast.Name)}
+
+
 def test_no_validator_raises_a_bare_value_error() -> None:
+    trees = _trees()
+    annotated = _validator_functions(trees)
+    assert {"check_username", "check_new_password", "check_json"} <= annotated
     found = []
-    for path, tree in _trees().items():
+    for path, tree in trees.items():
         for fn in ast.walk(tree):
             if not isinstance(fn, ast.FunctionDef):
                 continue
             decorators = {getattr(getattr(d, "func", d), "id", None) for d in fn.decorator_list}
-            if not decorators & {"field_validator", "model_validator"}:
+            if not (decorators & {"field_validator", "model_validator"} or fn.name in annotated):
                 continue
             for node in ast.walk(fn):
                 if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call) and getattr(

@@ -296,3 +296,125 @@ async def test_stream_end_events_speak_the_callers_language(
         end = end_of(events)
         assert end["error"]["message"] == "The output hit the max_tokens limit (3000) and is incomplete"
         assert end["diagnostic"]["advice"] == "Raise max_tokens"
+
+
+# -- people and roles: refusals, rules and bad input in the caller's language ----------------
+
+USERS = "/api/admin/users"
+ENGLISH_PROSE = re.compile(r"[A-Za-z]{2,}[ ,;]+[A-Za-z]{2,}")
+
+
+def messages(body: dict[str, Any]) -> str:
+    """The error's words (not its codes or field names)."""
+    error = body["error"]
+    return " ".join([error["message"], *(f["message"] for f in error.get("fields", []))])
+
+
+def chinese_only(body: dict[str, Any]) -> None:
+    words = messages(body)
+    assert HAN.search(words) and not ENGLISH_PROSE.search(words), words
+
+
+async def both(client: httpx.AsyncClient, method: str, path: str, **kw: Any
+               ) -> tuple[httpx.Response, httpx.Response]:
+    headers = kw.pop("headers", {})
+    zh = await client.request(method, path, headers={**headers, **ZH}, **kw)
+    en = await client.request(method, path, headers={**headers, **EN}, **kw)
+    assert zh.status_code == en.status_code, (zh.text, en.text)
+    assert zh.json()["error"]["code"] == en.json()["error"]["code"]
+    chinese_only(zh.json())
+    english_only(en.json())
+    return zh, en
+
+
+async def test_role_refusals_read_in_both_languages(app_client, people) -> None:
+    vera = await people.as_role("viewer", "vera")
+    zh, en = await both(vera, "GET", USERS)
+    assert zh.status_code == 403 and zh.json()["error"]["code"] == "forbidden"
+    assert zh.json()["error"]["message"] == "此操作需要管理员角色，你的角色是只读"
+    assert en.json()["error"]["message"] == "this route needs the admin role; your role is viewer"
+
+    otto = await people.as_role("operator", "otto")
+    zh, en = await both(otto, "GET", "/api/admin/audit")
+    assert zh.json()["error"]["message"] == "此操作需要管理员角色，你的角色是操作员"
+    assert en.json()["error"]["message"].endswith("your role is operator")
+
+    zh, en = await both(app_client, "GET", URL, headers=SERVICE_HEADERS)
+    assert zh.status_code == 403
+    assert zh.json()["error"]["message"] == "服务 token 不能调用此接口，它需要只读角色"
+    assert en.json()["error"]["message"] == (
+        "this route is not open to the service token; it needs the viewer role")
+
+    zh, en = await both(app_client, "POST", "/api/auth/password", headers=ADMIN_HEADERS, json={
+        "current_password": "x", "new_password": "long-enough-password"})
+    assert zh.status_code == 403
+    assert en.json()["error"]["message"] == "only a console user signed in with a session can do this"
+
+
+async def test_the_last_admin_rule_reads_in_both_languages(make_settings, pg_url) -> None:
+    await reset_tables(pg_url)  # a generated admin: an ordinary one the rule applies to
+    app = create_app(make_settings(**{"auth.admin_user": "", "auth.admin_password": ""}))
+    async with app.router.lifespan_context(app), httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://t") as client:
+        for method, body, zh_says, en_says in (
+                ("PUT", {"role": "viewer"}, "不能降级", "cannot be demoted"),
+                ("PUT", {"disabled": True}, "不能停用", "cannot be disabled"),
+                ("DELETE", None, "不能删除", "cannot be deleted")):
+            zh, en = await both(client, method, f"{USERS}/admin", headers=ADMIN_HEADERS, json=body)
+            assert zh.status_code == 409 and zh.json()["error"]["code"] == "last_admin"
+            assert zh.json()["error"]["message"] == (
+                f"「admin」是最后一个启用的管理员，{zh_says}；请先让另一个人成为管理员")
+            assert en.json()["error"]["message"] == (
+                f"'admin' is the last enabled admin and {en_says}; make someone else an admin first")
+
+
+async def test_people_conflicts_read_in_both_languages(app_client, people) -> None:
+    await people.add("vera", "viewer")
+    zh, en = await both(app_client, "POST", USERS, headers=ADMIN_HEADERS, json={
+        "username": "vera", "password": "another-long-password", "role": "admin"})
+    assert zh.status_code == 409 and zh.json()["error"]["field"] == "username"
+    assert zh.json()["error"]["message"] == "已有名为「vera」的用户"
+    assert en.json()["error"]["message"] == "a user named 'vera' already exists"
+    zh, en = await both(app_client, "DELETE", f"{USERS}/nobody", headers=ADMIN_HEADERS)
+    assert zh.status_code == 404 and zh.json()["error"]["code"] == "user_not_found"
+    assert (zh.json()["error"]["message"], en.json()["error"]["message"]) == (
+        "没有名为「nobody」的用户", "no user named 'nobody'")
+    # The environment's admin is the environment's to change.
+    zh, en = await both(app_client, "PUT", f"{USERS}/admin", headers=ADMIN_HEADERS,
+                        json={"role": "viewer"})
+    assert zh.status_code == 409 and zh.json()["error"]["code"] == "managed_by_environment"
+    assert en.json()["error"]["message"].startswith("the role and state of 'admin' are set by")
+    assert zh.json()["error"]["message"].startswith("「admin」的角色和状态由 CALLOUT_ADMIN_USER")
+
+
+async def test_bad_people_input_names_the_field_in_both_languages(app_client, people) -> None:
+    zh, en = await both(app_client, "POST", USERS, headers=ADMIN_HEADERS, json={
+        "username": "Bad Name", "password": "short", "role": "root"})
+    assert zh.status_code == 422
+    by_field_zh = {f["field"]: f for f in zh.json()["error"]["fields"]}
+    by_field_en = {f["field"]: f for f in en.json()["error"]["fields"]}
+    assert set(by_field_zh) == set(by_field_en) == {"username", "password", "role"}
+    assert by_field_zh["password"]["code"] == by_field_en["password"]["code"] == "weak_password"
+    assert by_field_zh["password"]["message"] == "密码太弱：至少 12 个字符"
+    assert by_field_en["password"]["message"] == "too weak: at least 12 characters"
+    assert by_field_zh["username"]["code"] == "username_invalid"
+    assert by_field_zh["username"]["message"].startswith("应为 3 到 64 个字符")
+    assert by_field_en["username"]["message"].startswith("3 to 64 characters")
+    assert by_field_zh["role"]["message"] == "应为以下之一：'viewer'、'operator'、'admin'"
+    assert "password：密码太弱" in zh.json()["error"]["message"]
+    assert "password: too weak" in en.json()["error"]["message"]
+    assert "short" not in zh.text + en.text  # the password is not echoed
+
+    # The same rule on the user's own new password, and the trail's query.
+    otto = await people.as_role("operator", "otto")
+    zh, en = await both(otto, "POST", "/api/auth/password", json={
+        "current_password": "otto-secret-pass", "new_password": " " * 12})
+    assert zh.status_code == 422
+    assert [(f["field"], f["code"]) for f in zh.json()["error"]["fields"]] == [
+        ("new_password", "password_blank")]
+    assert en.json()["error"]["fields"][0]["message"] == "must not be only spaces"
+    zh, en = await both(app_client, "GET", "/api/admin/audit?limit=0&since=yesterday",
+                        headers=ADMIN_HEADERS)
+    assert zh.status_code == 422
+    assert {f["field"] for f in zh.json()["error"]["fields"]} == {"limit", "since"}
+    assert "应大于或等于 1" in messages(zh.json())

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from callout_server.i18n import Msg, msg
+
 
 class Role(StrEnum):
     viewer = "viewer"
@@ -27,6 +29,11 @@ _RANK = {role: rank for rank, role in enumerate(ROLES)}
 def role_rank(role: str) -> int:
     """viewer 0, operator 1, admin 2; -1 for anything else (the service token)."""
     return _RANK.get(role, -1)  # type: ignore[call-overload]
+
+
+def role_name(role: str) -> Msg | str:
+    """A console role's name in the reader's language (`viewer` is 只读); anything else as is."""
+    return msg(f"role_{role}") if role in _RANK else role
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,18 +57,18 @@ class Access:
             return False
         return self.min_role is None or role_rank(role) >= role_rank(self.min_role)
 
-    def refusal(self, role: str, via: str) -> str:
+    def refusal(self, role: str, via: str) -> Msg:
+        """Why `role` (calling `via`) may not pass: rendered in the caller's language."""
         if role == SERVICE:
-            return "this route is not open to the service token; it needs " + self.need()
+            return msg("forbidden_service", need=self.need())
         if via == "token" and not self.tokens:
-            return "only a console user signed in with a session can do this"
-        article = "an" if role[:1] in "aeiou" else "a"
-        return f"this route needs {self.need()}; you are {article} {role}"
+            return msg("forbidden_session_only")
+        return msg("forbidden_role", need=self.need(), role=role_name(role))
 
-    def need(self) -> str:
+    def need(self) -> Msg:
         if self.min_role is None:
-            return "a console user"
-        return f"the {self.min_role.value} role"
+            return msg("need_console_user")
+        return msg("need_role", role=role_name(self.min_role))
 
 
 SIGNED_IN = Access("signed_in", None, service=True)          # who am I

@@ -1,7 +1,8 @@
 """AuthService: credentials bootstrap at start, console sessions, the in-memory token table.
 
-    bootstrap()        env credentials upserted, unset ones generated once and printed once;
-                       the bootstrap admin is (again) an enabled admin at every start
+    bootstrap()        env credentials upserted, unset ones generated once and printed once
+                       (`bootstrap_credentials.py`); retried in the background while the
+                       database is down at start
     tokens             TokenTable held in memory: bearer checks do no I/O (dialer hot path)
     login / logout     argon2id verification off the event loop; sessions stored as sha256;
                        each login, failed login and logout goes on the audit trail
@@ -9,8 +10,8 @@
                        used by admin/console requests only
     change_password    the user's own; their other sessions end
 
-Errors raised here are the API's (`Unauthorized`, `ServiceUnavailable`, `ApiError` 429), so
-the thin router only forwards them. Secrets (passwords, tokens, session ids) never reach a
+Errors raised here are the API's (`Unauthorized`, `ServiceUnavailable`, and `auth/errors.py`'s
+429 and 409), so the thin router only forwards them. Secrets (passwords, tokens, session ids) never reach a
 log line; generated ones are written once to stdout, after the transaction that stores their
 hashes has committed.
 """
@@ -21,65 +22,33 @@ import asyncio
 import hashlib
 import logging
 import secrets
-import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, TextIO
 
-from sqlalchemy import delete, func, select, update
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy import delete, select, update
 from sqlalchemy.exc import DBAPIError, OperationalError
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from callout_server.audit.trail import Actor, record
+from callout_server.auth.bootstrap_credentials import CredentialsBootstrap
+from callout_server.auth.errors import ManagedByEnvironment, TooManyAttempts
 from callout_server.auth.models import ApiToken, User, UserSession
 from callout_server.auth.passwords import hash_password, verify_password, warm_up
-from callout_server.auth.roles import Role
 from callout_server.auth.settings import AuthSettings
 from callout_server.auth.throttle import LoginThrottle
-from callout_server.auth.tokens import (
-    SCOPES,
-    Scope,
-    TokenTable,
-    display_prefix,
-    generate_token,
-    hash_token,
-    token_name,
-)
+from callout_server.auth.tokens import SCOPES, TokenTable, hash_token, token_name
 from callout_server.db.base import utcnow
 from callout_server.db.engine import Database, is_db_unavailable
-from callout_server.errors import (
-    ApiError,
-    Conflict,
-    ServiceUnavailable,
-    Unauthorized,
-    UnprocessableEntity,
-)
+from callout_server.errors import ServiceUnavailable, Unauthorized, UnprocessableEntity
 from callout_server.i18n import msg
 
 log = logging.getLogger(__name__)
 
-DEFAULT_ADMIN_USER = "admin"
 # One message whichever part was wrong, so the answer does not tell which usernames exist.
 INVALID_CREDENTIALS = msg("invalid_credentials")
 _MAX_FIELD = 256  # longer usernames/session ids are rejected before any hashing or query
-_WEAK_TOKEN_CHARS = 16
-
-
-class TooManyAttempts(ApiError):
-    status, code = 429, "too_many_attempts"
-
-
-class ManagedByEnvironment(Conflict):
-    """The bootstrap admin's role, state and password come from the environment."""
-
-    code = "managed_by_environment"
-
-    def __init__(self, username: str, what: str) -> None:
-        super().__init__(f"{what} of {username!r} is set by CALLOUT_ADMIN_USER / "
-                         "CALLOUT_ADMIN_PASSWORD at every start; change it there")
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,8 +77,9 @@ class AuthService:
         self.cookie_secure = settings.cookie_secure
         self.session_ttl_s = settings.session_ttl_s
         self._db = db
-        self._out = out  # None: sys.stdout at the time of printing
         self.clock = clock
+        # Through a lambda: a test may set `clock` after construction.
+        self.credentials = CredentialsBootstrap(settings, db, clock=lambda: self.clock(), out=out)
         self.throttle = LoginThrottle()
         self._retry: asyncio.Task[None] | None = None
         self._stopping = False
@@ -117,7 +87,7 @@ class AuthService:
         # Env tokens work from the first instant, even before bootstrap has reached the DB.
         self.tokens = TokenTable(
             (token_name(scope), scope, hash_token(tok))
-            for scope in SCOPES if (tok := self._env_token(scope))
+            for scope in SCOPES if (tok := self.credentials.env_token(scope))
         )
 
     # ---------------------------------------------------------------- start-up
@@ -160,22 +130,10 @@ class AuthService:
 
     async def bootstrap(self) -> None:
         """Bring stored credentials in line with the environment; generate what is missing."""
-        admin_tok, service_tok = self._env_token("admin"), self._env_token("service")
-        if admin_tok and admin_tok == service_tok:
-            raise ValueError("CALLOUT_ADMIN_TOKEN and CALLOUT_SERVICE_TOKEN must differ")
-        for scope, tok in (("admin", admin_tok), ("service", service_tok)):
-            if tok and len(tok) < _WEAK_TOKEN_CHARS:
-                log.warning("the %s token from the environment is shorter than %d characters",
-                            scope, _WEAK_TOKEN_CHARS)
-        generated: list[tuple[str, str]] = []
-        # No 503 translation at start-up: a missing table or database must fail loudly.
-        async with self._db.session() as s:
-            generated += await self._bootstrap_user(s)
-            for scope in SCOPES:
-                generated += await self._bootstrap_token(s, scope)
+        generated = await self.credentials.run()
         await self.reload_tokens()
         if generated:  # only now: the hashes are committed, so what we print will work
-            self._announce(generated)
+            self.credentials.announce(generated)
 
     async def reload_tokens(self) -> None:
         async with self._db.session() as s:
@@ -185,106 +143,7 @@ class AuthService:
     @property
     def bootstrap_username(self) -> str | None:
         """The console user the environment names (kept an admin), or None."""
-        env_user = self._settings.admin_user.strip()
-        if env_user:
-            return env_user
-        return DEFAULT_ADMIN_USER if self._settings.admin_password.get_secret_value() else None
-
-    async def _bootstrap_user(self, s: AsyncSession) -> list[tuple[str, str]]:
-        env_password = self._settings.admin_password.get_secret_value()
-        username = self.bootstrap_username
-        if username is None:
-            if await s.scalar(select(func.count()).select_from(User)):
-                return []
-            return await self._generate_user(s, DEFAULT_ADMIN_USER)
-
-        # The environment now names the console login: a generated bootstrap login retires,
-        # and one the environment named before becomes an ordinary user.
-        await s.execute(delete(User).where(User.source == "generated",
-                                           User.username != username))
-        await s.execute(update(User).where(User.source == "env", User.username != username)
-                        .values(source="console", updated_at=self.clock()))
-        row = await s.get(User, username)
-        if row is not None and (row.role != Role.admin or not row.enabled):
-            # The bootstrap admin stays an admin: the way back in when nobody else is one.
-            row.role, row.enabled, row.updated_at = Role.admin.value, True, self.clock()
-            log.warning("the console user named by CALLOUT_ADMIN_USER was made an enabled "
-                        "admin again")
-        if not env_password:
-            return [] if row is not None else await self._generate_user(s, username)
-        if row is not None:
-            check = await asyncio.to_thread(verify_password, row.password_hash, env_password)
-            if check.ok:
-                if check.new_hash or row.source != "env":
-                    row.password_hash = check.new_hash or row.password_hash
-                    row.source, row.updated_at = "env", self.clock()
-                return []
-        new_hash = await asyncio.to_thread(hash_password, env_password)
-        now = self.clock()
-        stmt = self._insert(User).values(
-            username=username, password_hash=new_hash, role=Role.admin.value, source="env",
-            enabled=True, created_at=now, updated_at=now)
-        await s.execute(stmt.on_conflict_do_update(
-            index_elements=["username"],
-            set_={"password_hash": new_hash, "source": "env", "role": Role.admin.value,
-                  "enabled": True, "updated_at": now}))
-        if row is not None:  # the password changed: sign that user out everywhere
-            await s.execute(delete(UserSession).where(UserSession.username == username))
-            log.info("console password for the configured admin user was changed from the environment")
-        return []
-
-    async def _generate_user(self, s: AsyncSession, username: str) -> list[tuple[str, str]]:
-        password = secrets.token_urlsafe(18)
-        new_hash = await asyncio.to_thread(hash_password, password)
-        now = self.clock()
-        stmt = (self._insert(User)
-                .values(username=username, password_hash=new_hash, role=Role.admin.value,
-                        source="generated", enabled=True, created_at=now, updated_at=now)
-                .on_conflict_do_nothing(index_elements=["username"])
-                .returning(User.username))
-        # Another worker starting at the same time may have won: then it prints, not us.
-        if await s.scalar(stmt) is None:
-            return []
-        return [("console login", f"{username} / {password}")]
-
-    async def _bootstrap_token(self, s: AsyncSession, scope: Scope) -> list[tuple[str, str]]:
-        name, env_token, now = token_name(scope), self._env_token(scope), self.clock()
-        if env_token:
-            values = {"scope": scope, "token_hash": hash_token(env_token),
-                      "prefix": display_prefix(env_token), "source": "env"}
-            stmt = self._insert(ApiToken).values(name=name, created_at=now, **values)
-            await s.execute(stmt.on_conflict_do_update(index_elements=["name"], set_=values))
-            return []
-        token = generate_token(scope)
-        stmt = (self._insert(ApiToken)
-                .values(name=name, scope=scope, token_hash=hash_token(token),
-                        prefix=display_prefix(token), source="generated", created_at=now)
-                .on_conflict_do_nothing(index_elements=["name"])
-                .returning(ApiToken.name))
-        if await s.scalar(stmt) is None:
-            return []
-        return [(f"{scope} token", token)]
-
-    def _announce(self, generated: list[tuple[str, str]]) -> None:
-        rule = "=" * 72
-        lines = [rule, " callout-server generated credentials at first start.",
-                 " They are shown ONCE: only their hashes are stored. Keep them now.", ""]
-        lines += [f"   {label:<14} {secret}" for label, secret in generated]
-        lines += ["", " Choose your own with CALLOUT_ADMIN_USER / CALLOUT_ADMIN_PASSWORD /",
-                  " CALLOUT_ADMIN_TOKEN / CALLOUT_SERVICE_TOKEN.", rule]
-        out = self._out or sys.stdout
-        out.write("\n".join(lines) + "\n")
-        out.flush()
-        log.warning("generated credentials (%s) were printed once to stdout",
-                    ", ".join(label for label, _ in generated))
-
-    def _env_token(self, scope: Scope) -> str:
-        secret = self._settings.admin_token if scope == "admin" else self._settings.service_token
-        return secret.get_secret_value().strip()
-
-    def _insert(self, model: type[Any]) -> Any:
-        dialect = postgresql if self._db.engine.dialect.name == "postgresql" else sqlite
-        return dialect.insert(model)
+        return self.credentials.admin_username
 
     # ---------------------------------------------------------------- sessions
 
@@ -370,7 +229,7 @@ class AuthService:
         Throttled like a login (a stolen session must not become a password oracle).
         """
         if username == self.bootstrap_username and self._settings.admin_password.get_secret_value():
-            raise ManagedByEnvironment(username, "the password")
+            raise ManagedByEnvironment(username, "password")
         key = self.throttle.key(username, client or "unknown")
         wait = self.throttle.retry_after(key)
         if wait > 0:

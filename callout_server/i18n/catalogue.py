@@ -2,7 +2,8 @@
 
 An error raised anywhere carries a `Msg` (key + values), never finished text; the error
 handlers render it in the caller's language (`locale.current()`). Values are filled with
-`str.format` fields (`{config_id}`); a field that is not given shows as `?`.
+`str.format` fields (`{config_id}`); a field that is not given shows as `?`; a value that is
+itself a `Msg` (a role's name, what a rule forbids) is rendered in the same language.
 
 Rules the tests hold for every entry: both languages, the same fields in both, no
 full-width punctuation or Chinese in English, no English words in Chinese (identifiers such
@@ -173,6 +174,46 @@ MESSAGES: dict[str, tuple[str, str]] = {
                                "parameters must be a JSON schema of type 'object'"),
     "duplicate_functions": ("函数名重复：{names}", "duplicate function names {names}"),
     "output_too_long": ("output 超过 {limit} 个字符", "output longer than {limit} characters"),
+    # -- people, roles and the audit trail ---------------------------------------------------
+    "role_viewer": ("只读", "viewer"),
+    "role_operator": ("操作员", "operator"),
+    "role_admin": ("管理员", "admin"),
+    "need_role": ("{role}角色", "the {role} role"),
+    "need_console_user": ("控制台用户身份", "a console user"),
+    "forbidden_role": ("此操作需要{need}，你的角色是{role}",
+                       "this route needs {need}; your role is {role}"),
+    "forbidden_service": ("服务 token 不能调用此接口，它需要{need}",
+                          "this route is not open to the service token; it needs {need}"),
+    "forbidden_session_only": ("只有用会话登录的控制台用户才能这样做，token 不行",
+                               "only a console user signed in with a session can do this"),
+    "user_not_found": ("没有名为「{username}」的用户", "no user named '{username}'"),
+    "user_exists": ("已有名为「{username}」的用户", "a user named '{username}' already exists"),
+    "last_admin_demote": ("「{username}」是最后一个启用的管理员，不能降级；请先让另一个人成为管理员",
+                          "'{username}' is the last enabled admin and cannot be demoted; "
+                          "make someone else an admin first"),
+    "last_admin_disable": ("「{username}」是最后一个启用的管理员，不能停用；请先让另一个人成为管理员",
+                           "'{username}' is the last enabled admin and cannot be disabled; "
+                           "make someone else an admin first"),
+    "last_admin_delete": ("「{username}」是最后一个启用的管理员，不能删除；请先让另一个人成为管理员",
+                          "'{username}' is the last enabled admin and cannot be deleted; "
+                          "make someone else an admin first"),
+    "env_managed_account": (
+        "「{username}」由 CALLOUT_ADMIN_USER / CALLOUT_ADMIN_PASSWORD 在每次启动时设定，不能在这里删除",
+        "'{username}' is set by CALLOUT_ADMIN_USER / CALLOUT_ADMIN_PASSWORD at every start "
+        "and cannot be deleted here"),
+    "env_managed_role": (
+        "「{username}」的角色和状态由 CALLOUT_ADMIN_USER / CALLOUT_ADMIN_PASSWORD 在每次启动时设定，请在那里修改",
+        "the role and state of '{username}' are set by CALLOUT_ADMIN_USER / "
+        "CALLOUT_ADMIN_PASSWORD at every start; change them there"),
+    "env_managed_password": (
+        "「{username}」的密码由 CALLOUT_ADMIN_PASSWORD 在每次启动时设定，请在那里修改",
+        "the password of '{username}' is set by CALLOUT_ADMIN_PASSWORD at every start; "
+        "change it there"),
+    "username_invalid": ("应为 3 到 64 个字符，每个字符是小写字母、数字、'.'、'_' 或 '-'",
+                         "3 to 64 characters, each a lowercase letter, a digit, '.', '_' or '-'"),
+    "weak_password": ("密码太弱：至少 {min_length} 个字符", "too weak: at least {min_length} characters"),
+    "password_too_long": ("最多 {max_length} 个字符", "at most {max_length} characters"),
+    "password_blank": ("不能只有空格", "must not be only spaces"),
     # -- config.toml (read at start-up) ----------------------------------------------------
     "llm_section_missing": ("缺少 [llm.{tier}] 段", "missing [llm.{tier}] section"),
 }
@@ -216,7 +257,7 @@ class Msg:
             raise KeyError(f"no message {self.key!r} in the catalogue")
 
     def render(self, locale: Locale) -> str:
-        return text(self.key, locale, **self.values)
+        return text(self.key, locale, **render_value(self.values, locale))
 
     def __str__(self) -> str:
         return self.render("en")

@@ -25,14 +25,15 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from callout_server.audit.trail import Actor, record
+from callout_server.auth.errors import ManagedByEnvironment
 from callout_server.auth.models import User, UserSession
 from callout_server.auth.passwords import hash_password
 from callout_server.auth.roles import Role, role_rank
-from callout_server.auth.service import AuthService, ManagedByEnvironment
+from callout_server.auth.service import AuthService
 from callout_server.db.engine import Database, is_db_unavailable
 from callout_server.errors import ApiError, ServiceUnavailable
 from callout_server.i18n import msg
-from callout_server.people.errors import LastAdmin, UserExists, UserNotFound
+from callout_server.people.errors import AdminLoss, LastAdmin, UserExists, UserNotFound
 from callout_server.people.schemas import UserCreate, UserList, UserOut, UserUpdate
 
 
@@ -94,7 +95,7 @@ class PeopleService:
             self._check_bootstrap(row, new_role, new_enabled, password_hash is not None)
             if old_role == Role.admin and old_enabled and not (
                     new_role == Role.admin and new_enabled):
-                self._keep_an_admin(admins, row, "demoted" if new_enabled else "disabled")
+                self._keep_an_admin(admins, row, "demote" if new_enabled else "disable")
 
             detail: dict[str, Any] = {}
             if new_role != old_role:
@@ -121,9 +122,9 @@ class PeopleService:
             admins = await self._lock_admins(s)
             row = await self._locked(s, username)
             if username == self._auth.bootstrap_username:
-                raise ManagedByEnvironment(username, "the account")
+                raise ManagedByEnvironment(username, "account")
             if row.role == Role.admin and row.enabled:
-                self._keep_an_admin(admins, row, "deleted")
+                self._keep_an_admin(admins, row, "delete")
             ended = await self._end_sessions(s, username)
             await s.delete(row)
             record(s, actor, "user.delete", target=f"user:{username}",
@@ -142,9 +143,9 @@ class PeopleService:
         if row.username != self._auth.bootstrap_username:
             return
         if role != Role.admin or not enabled:
-            raise ManagedByEnvironment(row.username, "the role and state")
+            raise ManagedByEnvironment(row.username, "role")
         if password and row.source == "env":
-            raise ManagedByEnvironment(row.username, "the password")
+            raise ManagedByEnvironment(row.username, "password")
 
     @staticmethod
     async def _lock_admins(s: AsyncSession) -> list[str]:
@@ -154,9 +155,9 @@ class PeopleService:
             .order_by(User.username).with_for_update())).all())
 
     @staticmethod
-    def _keep_an_admin(admins: list[str], row: User, what: str) -> None:
+    def _keep_an_admin(admins: list[str], row: User, loss: AdminLoss) -> None:
         if not [a for a in admins if a != row.username]:
-            raise LastAdmin(row.username, what)
+            raise LastAdmin(row.username, loss)
 
     @staticmethod
     async def _end_sessions(s: AsyncSession, username: str) -> int:

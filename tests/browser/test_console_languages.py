@@ -8,6 +8,10 @@ output aside); in Chinese none of the English dictionary's phrases and none of t
 English wording of the same records. The server's messages follow the toggle because every
 request carries `Accept-Language`.
 
+An admin's People and Audit pages and the change-password dialog are held to more: in
+Chinese no English word at all outside names (usernames, identifiers such as `user:nina` or
+`max_tokens`, acronyms), so role names, action names, reasons and states are all translated.
+
 Screenshots of the tour in both languages: test-artifacts/screenshots/tour-{zh,en}-*.png.
 """
 
@@ -207,4 +211,136 @@ def test_switching_language_leaves_no_text_of_the_other(page: Any, console_serve
     login(page, base, route="/ai/diagnostics")
     visit_diagnostics(page, base, data["nlu_model"])
     assert_chinese_only(page, "diagnostics again", data["server_english"])
+    assert not page.errors, page.errors
+
+
+# -- people and the audit trail --------------------------------------------------------------
+
+# Words a Chinese page may show that are names, not English: acronyms and the console's names.
+NAME_WORDS = {"API", "Key", "JSON", "NLU", "HTTP", "URL", "ID", "AI", "token", "Token", "ms"}
+PEOPLE = {"vera": "viewer", "otto": "operator", "nina": "operator"}
+
+
+def english_words(texts_: list[str], names: set[str]) -> list[str]:
+    """English words in `texts_`: not identifiers (with _ . : / - @ or digits), not names."""
+    words = [w for text in texts_ for w in re.findall(r"[A-Za-z][A-Za-z0-9_.:/@\-]*", text)]
+    return [w for w in words if not re.search(r"[_.:/@\-0-9]", w)
+            and w not in NAME_WORDS | names and not (w.isupper() and len(w) <= 5)]
+
+
+def assert_no_english(page: Any, where: str) -> None:
+    names = {"admin", *PEOPLE}
+    found = english_words(texts(page), names)
+    assert found == [], f"{where}: English words in the Chinese console: {found[:10]}"
+
+
+def people_and_events(base: str) -> None:
+    """Users of each role, a demotion, a disabled user, a reset password, failed logins."""
+    with httpx.Client(base_url=base, headers=ADMIN_HEADERS, timeout=30) as admin:
+        for name, role in PEOPLE.items():
+            r = admin.post("/api/admin/users", json={"username": name, "role": role,
+                                                     "password": f"{name}-long-password"})
+            assert r.status_code in (201, 409), r.text
+        assert admin.put("/api/admin/users/nina", json={"role": "viewer"}).status_code == 200
+        assert admin.put("/api/admin/users/otto", json={"disabled": True}).status_code == 200
+        assert admin.put("/api/admin/users/vera", json={"password": "vera-reset-password"}).status_code == 200
+    for username, password in (("nobody", "whatever-it-was"), ("vera", "not-her-password"),
+                               ("otto", "otto-long-password"), ("vera", "vera-reset-password")):
+        httpx.post(f"{base}/api/auth/login", json={"username": username, "password": password},
+                   timeout=30)
+
+
+def visit_people(page: Any, base: str) -> None:
+    page.goto(f"{base}/admin#/admin/people")
+    page.get_by_test_id("users-table").locator("tr[data-username=nina]").wait_for()
+
+
+def visit_audit(page: Any, base: str) -> None:
+    page.goto(f"{base}/admin#/admin/audit")
+    rows = page.get_by_test_id("audit-table").locator("tr.audit-row")
+    rows.first.wait_for()
+    page.locator("tr.audit-row[data-action='user.update'] button.link-btn").first.click()
+    page.locator("[data-testid=audit-detail]:visible").first.wait_for()
+
+
+def password_dialog(page: Any, lang: str) -> str:
+    """The change-password dialog with a server refusal in it; returns the dialog's text."""
+    labels = {"zh": ("修改密码", "当前密码", "确认新密码", "保存"),
+              "en": ("Change password", "Current password", "Confirm new password", "Save")}[lang]
+    page.get_by_role("button", name=labels[0]).click()
+    dlg = page.get_by_test_id("password-dialog")
+    dlg.get_by_label(labels[1]).fill("admin-pass-123")
+    dlg.locator("input[name=new_password]").fill(" " * 12)  # long enough here, blank to the server
+    dlg.get_by_label(labels[2]).fill(" " * 12)
+    dlg.get_by_role("button", name=labels[3]).click()
+    dlg.locator("[data-field=new_password] .field-error").wait_for()
+    return str(dlg.inner_text())
+
+
+def test_people_and_audit_pages_speak_one_language(page: Any, console_server: str) -> None:
+    base = console_server
+    people_and_events(base)
+    login(page, base, route="/admin/people")
+
+    # -- Chinese -----------------------------------------------------------------------------
+    visit_people(page, base)
+    table = page.get_by_test_id("users-table")
+    expect(table.locator("tr[data-username=nina]").get_by_test_id("user-role")).to_have_text("只读")
+    expect(table.locator("tr[data-username=otto]")).to_contain_text("已停用")
+    assert_chinese_only(page, "people", [])
+    assert_no_english(page, "people")
+    table.get_by_role("button", name="修改角色: nina").click()
+    dialog = page.get_by_test_id("role-dialog")
+    assert dialog.locator("option").all_inner_texts() == ["只读", "操作员", "管理员"]
+    assert_no_english(page, "role dialog")
+    dialog.get_by_role("button", name="取消").click()
+    text = password_dialog(page, "zh")
+    assert "不能只有空格" in text  # the server's words, in Chinese
+    assert_no_english(page, "password dialog")
+    shot(page, "tour-zh-05-change-password")
+    page.keyboard.press("Escape")
+
+    visit_audit(page, base)
+    audit = page.get_by_test_id("audit-table")
+    expect(audit.locator("tr.audit-row[data-action='user.update']").first.get_by_test_id(
+        "audit-action")).to_have_text("修改用户")
+    expect(audit.locator("tr.audit-row[data-action='auth.login_failed']").first).to_contain_text("登录失败")
+    expect(audit).to_contain_text("（未知用户）")
+    expect(audit).to_contain_text("原因：密码错误")
+    expect(audit).to_contain_text("角色：操作员 → 只读")
+    assert_chinese_only(page, "audit", [])
+    assert_no_english(page, "audit")
+    shot(page, "tour-zh-06-audit", full_page=True)
+    since = page.get_by_label("起始时间")  # one fixed format, not the browser's mm/dd/yyyy
+    assert since.get_attribute("type") == "text" and since.get_attribute("placeholder") == "YYYY-MM-DD HH:mm"
+    since.fill("12/01/2026")
+    page.get_by_role("button", name="查询").click()
+    expect(page.locator("[data-field=since] .field-error")).to_contain_text("例如 2026-12-01 09:30")
+    since.fill("")
+
+    # -- English -----------------------------------------------------------------------------
+    page.get_by_role("button", name="English").click()
+    expect(page.locator("html")).to_have_attribute("lang", "en")
+    visit_people(page, base)
+    expect(table.locator("tr[data-username=nina]").get_by_test_id("user-role")).to_have_text("viewer")
+    assert_english_only(page, "people")
+    table.get_by_role("button", name="Change role: nina").click()
+    assert page.get_by_test_id("role-dialog").locator("option").all_inner_texts() == [
+        "viewer", "operator", "admin"]
+    assert_english_only(page, "role dialog")
+    page.get_by_test_id("role-dialog").get_by_role("button", name="Cancel").click()
+    text = password_dialog(page, "en")
+    assert "must not be only spaces" in text
+    assert_english_only(page, "password dialog")
+    page.keyboard.press("Escape")
+
+    visit_audit(page, base)
+    expect(audit.locator("tr.audit-row[data-action='user.update']").first.get_by_test_id(
+        "audit-action")).to_have_text("User changed")
+    expect(audit).to_contain_text("(unknown user)")
+    expect(audit).to_contain_text("Reason: wrong password")
+    expect(audit).to_contain_text("Role: operator → viewer")
+    assert_english_only(page, "audit")
+    shot(page, "tour-en-06-audit", full_page=True)
+    page.get_by_role("button", name="中文").click()
     assert not page.errors, page.errors

@@ -160,6 +160,21 @@ const zh = {
   error_rate: "近期失败率", last_error: "最近错误", role_fallback: "备用",
   state_healthy: "健康", state_cooling_down: "冷却中", state_probing: "待探测", cooldown_until: "至 {time}",
   pool_replicas: "{n} 个副本", pool_fallbacks: "备用 {names}", pool_hedge: "对冲 {ms} ms", pool_cap: "并发 ≤ {n}",
+  // the audit trail's actions and details, the people page's refusals (roles i18n)
+  act_config_create: "新建模型配置", act_config_update: "修改模型配置", act_config_activate: "启用模型配置",
+  act_config_delete: "删除模型配置", act_user_create: "新建用户", act_user_update: "修改用户", act_user_delete: "删除用户",
+  act_auth_login: "登录", act_auth_login_failed: "登录失败", act_auth_logout: "退出登录",
+  act_auth_password_change: "修改自己的密码", act_auth_password_change_failed: "修改密码失败",
+  act_draft_create: "新建话术草稿", act_draft_update: "修改话术草稿", act_draft_delete: "删除话术草稿",
+  action_family_all: "{family}（全部）", actor_unknown: "（未知用户）", list_sep: "、", detail_sep: "；",
+  detail_role: "角色", detail_disabled: "停用", detail_password: "密码", detail_sessions_ended: "结束的会话",
+  detail_other_sessions_ended: "结束的其他会话", detail_reason: "原因", detail_title: "标题", detail_status: "状态",
+  detail_fields: "修改的字段", detail_deactivated: "停用的配置", detail_script: "话术", detail_brief: "需求",
+  reason_unknown_user: "没有这个用户", reason_disabled: "账号已停用", reason_wrong_password: "密码错误",
+  reason_wrong_current_password: "当前密码错误",
+  marker_set: "已设置", marker_replaced: "已更换", marker_cleared: "已清除", marker_reset: "已重置",
+  marker_changed: "已修改", marker_unchanged: "未修改",
+  draft_status_complete: "完整", draft_status_truncated: "被截断",
 };
 
 const en = {
@@ -316,6 +331,21 @@ const en = {
   error_rate: "Recent failures", last_error: "Last error", role_fallback: "fallback",
   state_healthy: "healthy", state_cooling_down: "cooling down", state_probing: "probing", cooldown_until: "until {time}",
   pool_replicas: "{n} replicas", pool_fallbacks: "fallback {names}", pool_hedge: "hedge {ms} ms", pool_cap: "≤ {n} in flight",
+  // the audit trail's actions and details, the people page's refusals (roles i18n)
+  act_config_create: "Model config created", act_config_update: "Model config changed", act_config_activate: "Model config activated",
+  act_config_delete: "Model config deleted", act_user_create: "User created", act_user_update: "User changed", act_user_delete: "User deleted",
+  act_auth_login: "Logged in", act_auth_login_failed: "Login failed", act_auth_logout: "Logged out",
+  act_auth_password_change: "Own password changed", act_auth_password_change_failed: "Password change failed",
+  act_draft_create: "Script draft created", act_draft_update: "Script draft changed", act_draft_delete: "Script draft deleted",
+  action_family_all: "{family} (all)", actor_unknown: "(unknown user)", list_sep: ", ", detail_sep: "; ",
+  detail_role: "Role", detail_disabled: "Disabled", detail_password: "Password", detail_sessions_ended: "Sessions ended",
+  detail_other_sessions_ended: "Other sessions ended", detail_reason: "Reason", detail_title: "Title", detail_status: "Status",
+  detail_fields: "Fields changed", detail_deactivated: "Deactivated", detail_script: "Script", detail_brief: "Brief",
+  reason_unknown_user: "no such user", reason_disabled: "account disabled", reason_wrong_password: "wrong password",
+  reason_wrong_current_password: "wrong current password",
+  marker_set: "set", marker_replaced: "replaced", marker_cleared: "cleared", marker_reset: "reset",
+  marker_changed: "changed", marker_unchanged: "unchanged",
+  draft_status_complete: "complete", draft_status_truncated: "truncated",
 };
 
 const DICTS = { zh, en };

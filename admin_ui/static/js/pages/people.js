@@ -8,11 +8,11 @@ import { formDialog, generatePassword, showPasswordOnce } from "../dialogs.js";
 
 const ROLES = ["viewer", "operator", "admin"];
 const roleLabel = (r) => t(`role_${r}`);
-const roleOptions = () => ROLES.map((r) => ({ value: r, label: `${roleLabel(r)} (${r})` }));
+const roleOptions = () => ROLES.map((r) => ({ value: r, label: roleLabel(r) }));
 
 function explain(e) {
   if (["last_admin", "user_exists", "managed_by_environment"].includes(e?.code)) return t(e.code);
-  return `${t("error_generic")}: ${e?.message || e}`;
+  return `${t("error_generic")}${t("colon")}${e?.message || e}`;
 }
 
 export function render(main, ctx) {
