@@ -203,7 +203,7 @@ def log_failure(rec: CallRecord, cfg: LLMConfig, diagnostic: Diagnostic) -> None
         detail = detail[:MAX_LOGGED_DETAIL] + "…"
     fields = {
         "event": "model_call_failed", "code": rec.code, "tier": rec.tier,
-        "config_id": cfg.id, "config_name": cfg.name, "endpoint": endpoint_of(cfg.base_url),
+        "config_id": cfg.id, "config_name": cfg.name, "endpoint": endpoint_of(rec.endpoint or cfg.base_url), "attempts": rec.attempts,
         "model": rec.model, "vendor": rec.vendor, "latency_ms": rec.latency_ms,
         "status": rec.status, "finish_reason": rec.finish_reason, "max_tokens": rec.max_tokens,
         "call_id": rec.call_id, "node_id": rec.node_id, "detail": detail,

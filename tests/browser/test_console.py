@@ -457,7 +457,7 @@ def test_pool_edited_in_the_form_and_health_shown(page: Any, console_server: str
     dead_row = table.locator(f"tr[data-endpoint='{dead}']")
     expect(dead_row).to_have_attribute("data-state", "cooling_down")
     expect(dead_row.get_by_test_id("upstream-state")).to_have_text("冷却中")
-    expect(dead_row).to_contain_text("connect_error")
+    expect(dead_row.locator("[data-code=connect_error]").first).to_be_visible()  # its label: 连接失败
     expect(table.locator(f"tr[data-endpoint='{emulator.replica_url('backup')}']")).to_contain_text("备用")
     table.locator("..").screenshot(path=str(DOCS_SHOTS / "real-05-upstream-health.png"))
     assert not page.errors, page.errors
