@@ -232,6 +232,8 @@ async def in_process() -> None:
             return 200, REPLY
 
     class Recorder:  # queues nothing: the record is built, as on the hot path
+        keeps_nlu_inputs = True  # the default: each decision hands over its inputs
+
         def record(self, rec: object) -> int:
             return 1
 

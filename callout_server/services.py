@@ -121,7 +121,8 @@ class Services:
         self.recorder = self._provide(DiagnosticsRecorder(
             self.db, queue_size=d.queue_size, batch_size=d.batch_size,
             flush_interval_s=d.flush_interval_s, retention_days=d.retention_days,
-            stalled_after_s=d.stalled_after_s))
+            stalled_after_s=d.stalled_after_s,
+            nlu_inputs_days=self.settings.calllog.nlu_inputs_days))
         await self.recorder.start()
         self._stoppers.append(self.recorder.stop)
         self.diagnostics = self._provide(DiagnosticsQueries(self.db, self.recorder))

@@ -3,6 +3,10 @@
 The hot path: configuration from the in-memory snapshot (a callable, no I/O), the shared
 client's pooled connection, JSON extraction and validation in memory, and the call log
 handed to the background recorder. `deadline_ms` bounds everything, the retry included.
+
+A decision's inputs ride on its last record to the call log (kept `[calllog]
+nlu_inputs_days` for shadow evaluation); `replay()` sends such recorded inputs to another
+configuration through the very same path, recorded as `source: "evaluation"`.
 """
 
 from __future__ import annotations
@@ -10,8 +14,10 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
+from callout_server.calllog.inputs import NluInputs
 from callout_server.calllog.recorder import DiagnosticsRecorder
 from callout_server.calllog.records import record_call
 from callout_server.llm.client import Completion, LLMClient
@@ -28,6 +34,8 @@ from callout_server.tiers.nlu.validate import SchemaMismatch, validate_answer
 
 # Below this much time left, a retry could not finish: answer now instead.
 MIN_RETRY_BUDGET_S = 0.05
+
+
 def llm_request(req: DecideRequest) -> LLMRequest:
     """The model call for one decision: JSON mode, the node's overrides, thinking off."""
     return req.overrides.apply(build_messages(req), json_mode=True,
@@ -43,15 +51,33 @@ class NluService:
         self._locale = locale
 
     async def decide(self, req: DecideRequest) -> Decision:
-        cfg = self._active_config()
+        outcome = await self._decide(req, self._active_config(), "live")
+        if outcome.decision is None:
+            assert outcome.diagnostic is not None
+            raise ModelCallFailed(outcome.diagnostic)
+        return outcome.decision
+
+    async def replay(self, req: DecideRequest, cfg: LLMConfig) -> Outcome:
+        """A recorded decision's inputs sent to `cfg` exactly as live traffic is sent.
+
+        The same prompt, request shaping, retry, deadline, extraction and validation as
+        `decide()`; the attempts are recorded with `source: "evaluation"` and their inputs
+        are never kept (a replay is no traffic to replay later). Cancelling the caller
+        closes the upstream request.
+        """
+        return await self._decide(req, cfg, "evaluation")
+
+    async def _decide(self, req: DecideRequest, cfg: LLMConfig, source: str) -> Outcome:
         started = time.perf_counter()
         deadline_s = (req.deadline_ms / 1000) if req.deadline_ms else cfg.timeout_s
         llm_req = llm_request(req)
+        keep = source == "live" and self._recorder is not None and self._recorder.keeps_nlu_inputs
+        tokens = _Tokens()
         diagnostic: Diagnostic | None = None
+        decision: Decision | None = None
+        latency_ms = 0
         for attempt in range(2):
             remaining = deadline_s - (time.perf_counter() - started)
-            if attempt and remaining < MIN_RETRY_BUDGET_S:
-                break
             attempt_started = time.perf_counter()
             completion: Completion | None = None
             try:
@@ -67,19 +93,32 @@ class NluService:
             except _Failure as exc:
                 failure = exc
             else:
-                self._record(req, cfg, None, attempt_started, completion)
-                return Decision(intent=intent, confidence=confidence, slots=slots, fallback=False,
-                                model=completion.model or cfg.model,
-                                latency_ms=_ms_since(started), diagnostic=None)
-            diagnostic = self._record(req, cfg, failure.diagnostic, attempt_started, completion)
-            if not failure.retryable:
+                latency_ms = _ms_since(started)
+                decision = Decision(intent=intent, confidence=confidence, slots=slots,
+                                    fallback=False, model=completion.model or cfg.model,
+                                    latency_ms=latency_ms, diagnostic=None)
+                inputs = _inputs(req, decision, "ok") if keep else None
+                self._record(req, cfg, None, attempt_started, completion, source, inputs)
+                tokens.add(completion.usage)
+                return Outcome(decision, None, latency_ms, tokens)
+            # Below MIN_RETRY_BUDGET_S left, a retry could not finish: this attempt is the last.
+            retry = (failure.retryable and attempt == 0 and deadline_s
+                     - (time.perf_counter() - started) >= MIN_RETRY_BUDGET_S)
+            last = not retry and req.fallback_intent is not None
+            latency_ms = _ms_since(started)
+            decision = _fallback(req, cfg, latency_ms) if last else None
+            inputs = _inputs(req, decision, failure.diagnostic.code) \
+                if keep and decision is not None else None
+            diagnostic = self._record(req, cfg, failure.diagnostic, attempt_started, completion,
+                                      source, inputs)
+            tokens.add(completion.usage if completion else failure.diagnostic)
+            if not retry:
                 break
         assert diagnostic is not None
-        if req.fallback_intent is None:
-            raise ModelCallFailed(diagnostic)
-        return Decision(intent=req.fallback_intent, confidence=None,
-                        slots={s.name: None for s in req.slots}, fallback=True, model=cfg.model,
-                        latency_ms=_ms_since(started), diagnostic=diagnostic.to_dict())
+        if decision is None:
+            return Outcome(None, diagnostic, latency_ms, tokens)
+        decision.diagnostic = diagnostic.to_dict()
+        return Outcome(decision, diagnostic, latency_ms, tokens)
 
     def _read(self, req: DecideRequest, completion: Completion) -> tuple[str | None, float | None, dict[str, Any]]:
         try:
@@ -101,14 +140,63 @@ class NluService:
                            retryable=False) from exc
 
     def _record(self, req: DecideRequest, cfg: LLMConfig, diagnostic: Diagnostic | None,
-                started: float, completion: Completion | None) -> Diagnostic | None:
+                started: float, completion: Completion | None, source: str,
+                inputs: NluInputs | None) -> Diagnostic | None:
         """Hand the attempt to the call log; returns the diagnostic carrying its record id."""
         return record_call(
             self._recorder, "nlu", cfg, diagnostic, started=started, call_id=req.call_id,
             node_id=req.node_id, usage=completion.usage if completion else None,
             vendor=completion.dialect if completion else None,
             max_tokens=completion.max_tokens if completion else None,
-            finish_reason=completion.finish_reason if completion else None)
+            finish_reason=completion.finish_reason if completion else None,
+            source=source, inputs=inputs)
+
+
+class _Tokens:
+    """Tokens a decision's attempts spent, summed (None until one reports a count)."""
+
+    __slots__ = ("completion_tokens", "prompt_tokens", "reasoning_tokens")
+
+    def __init__(self) -> None:
+        self.prompt_tokens: int | None = None
+        self.completion_tokens: int | None = None
+        self.reasoning_tokens: int | None = None
+
+    def add(self, counts: object) -> None:
+        """Counts from a `Usage` or a `Diagnostic` (same attribute names)."""
+        for key in self.__slots__:
+            value = getattr(counts, key, None)
+            if isinstance(value, int):
+                setattr(self, key, (getattr(self, key) or 0) + value)
+
+
+@dataclass(slots=True, frozen=True)
+class Outcome:
+    """A decision and what it cost: `decision` None when it failed with no fallback intent
+    (`diagnostic` says why; live traffic gets a 502/504)."""
+
+    decision: Decision | None
+    diagnostic: Diagnostic | None  # the last attempt's, when it failed
+    latency_ms: int
+    tokens: _Tokens
+
+    @property
+    def code(self) -> str:
+        return "ok" if self.diagnostic is None else self.diagnostic.code
+
+
+def _fallback(req: DecideRequest, cfg: LLMConfig, latency_ms: int) -> Decision:
+    return Decision(intent=req.fallback_intent, confidence=None,
+                    slots={s.name: None for s in req.slots}, fallback=True, model=cfg.model,
+                    latency_ms=latency_ms, diagnostic=None)
+
+
+def _inputs(req: DecideRequest, decision: Decision, code: str) -> NluInputs:
+    """The decision's inputs for the call log: the request is only referenced here (the
+    background writer serialises it), so the hot path pays for one small dict."""
+    return NluInputs(req, {"intent": decision.intent, "slots": decision.slots,
+                           "fallback": decision.fallback, "code": code,
+                           "confidence": decision.confidence}, decision.latency_ms)
 
 
 class _Failure(Exception):
