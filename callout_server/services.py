@@ -10,6 +10,7 @@ others.
             -> snapshot loader -> store -> sync -> config service -> connection tester
             -> auth -> call-log recorder -> diagnostics queries
             -> tiers (nlu, drafts + scripts, chat) -> health
+            -> shadow evaluation (over config and the nlu tier)
 
 The tiers read the configuration through the store on every call (`store.current`, memory
 only): an operator's save swaps the snapshot and the very next call uses it, with no query.
@@ -33,6 +34,7 @@ from callout_server.config.settings import Settings
 from callout_server.config.snapshot import ConfigStore, SnapshotLoader
 from callout_server.connectivity.service import ConnectionTester
 from callout_server.db.engine import Database
+from callout_server.evaluation.service import EvaluationService
 from callout_server.health import HealthCheck
 from callout_server.llm import LLMClient
 from callout_server.tiers.chat.service import ChatService
@@ -60,6 +62,7 @@ class Services:
     scripts: ScriptService
     chat: ChatService
     health: HealthCheck
+    evaluations: EvaluationService
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -90,6 +93,7 @@ class Services:
         await self._start_call_log()
         await self._start_tiers()
         self.health = self._provide(HealthCheck(self.sync, self.store, self.recorder))
+        await self._start_evaluations()
 
     async def _stop_llm(self) -> None:
         await self.llm.aclose()
@@ -139,6 +143,16 @@ class Services:
             self.llm, lambda: store.current.config_for("chat"), s.chat, self.recorder, locale))
         await self.chat.start()
         self._stoppers.append(self.chat.stop)
+
+    async def _start_evaluations(self) -> None:
+        e, store = self.settings.evaluation, self.store
+        self.evaluations = self._provide(EvaluationService(
+            self.db, self.config, self.nlu, lambda: store.current.active("nlu").config.id,
+            concurrency=e.concurrency, max_calls=e.max_calls, stale_after_s=e.stale_after_s,
+            inputs_days=min(self.settings.calllog.nlu_inputs_days,
+                            self.settings.diagnostics.retention_days)))
+        await self.evaluations.start()
+        self._stoppers.append(self.evaluations.stop)
 
     async def stop(self) -> None:
         for stop in reversed(self._stoppers):

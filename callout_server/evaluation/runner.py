@@ -1,0 +1,202 @@
+"""One evaluation's replay loop: recorded decisions -> the candidate -> compared results.
+
+    loader   reads the recorded inputs a page at a time into a small queue
+    workers  `concurrency` of them, each: one `NluService.replay()` at a time, then compares
+    watch    every `report_interval_s`: writes the buffered results, progress and heartbeat
+             in one transaction, and learns whether a cancel was asked for on another worker
+
+Live traffic always wins: the replays are at most `concurrency` calls in flight, they share
+nothing a live call waits for (no lock, no queue; the connection pool has room for hundreds),
+and each worker yields to the event loop between calls. The database sees one small write
+per interval, never one per call.
+
+Stopping is one path, the task's cancellation (`stop()`): the workers' in-flight upstream
+requests are closed at once (cancelling `complete()` closes its connection), then what was
+replayed is written and the evaluation ends `cancelled` (or `failed` with the reason when the
+worker shuts down). A bug ends it `failed` too; it is never left `running`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import ValidationError
+
+from callout_server.calllog.inputs import storable_json
+from callout_server.calllog.models import NluCallInput
+from callout_server.db.base import utcnow
+from callout_server.db.engine import Database
+from callout_server.evaluation import repository
+from callout_server.evaluation.compare import compare
+from callout_server.evaluation.summary import summarize
+from callout_server.llm import LLMConfig
+from callout_server.tiers.nlu.schemas import DecideRequest
+from callout_server.tiers.nlu.service import NluService, Outcome
+
+log = logging.getLogger(__name__)
+
+PAGE = 100  # recorded inputs read at a time
+# Finishing writes (results, summary, status) get this long even when stopping.
+FINISH_TIMEOUT_S = 10.0
+
+
+class EvaluationRun:
+    def __init__(self, evaluation_id: int, candidate: LLMConfig, input_ids: Sequence[int], *,
+                 nlu: NluService, db: Database, concurrency: int,
+                 report_interval_s: float = 0.5) -> None:
+        self.id = evaluation_id
+        self._candidate = candidate
+        self._ids = list(input_ids)
+        self._nlu = nlu
+        self._db = db
+        self._concurrency = concurrency
+        self._report_interval_s = report_interval_s
+        self._buffer: list[dict[str, Any]] = []
+        self.done = 0  # replayed or skipped, written or not
+        self._skipped = 0
+        self._stop: tuple[str, str | None] = ("cancelled", None)
+        self._finishing = False
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def total(self) -> int:
+        return len(self._ids)
+
+    def start(self) -> asyncio.Task[None]:
+        self._task = asyncio.create_task(self._run(), name=f"evaluation-{self.id}")
+        return self._task
+
+    def stop(self, status: str = "cancelled", reason: str | None = None) -> None:
+        """End the run now: in-flight replays are cancelled (their connections closed)."""
+        if self._task is not None and not self._task.done() and not self._finishing:
+            self._stop = (status, reason)
+            self._task.cancel()
+
+    async def wait(self, timeout_s: float) -> bool:
+        """Wait for the run to have written its end; False if it did not within the time."""
+        if self._task is None:
+            return True
+        done, _ = await asyncio.wait([self._task], timeout=timeout_s)
+        return bool(done)
+
+    # -- the run ---------------------------------------------------------------------------
+
+    async def _run(self) -> None:
+        status, reason = "done", None
+        try:
+            queue: asyncio.Queue[NluCallInput | None] = asyncio.Queue(maxsize=2 * self._concurrency)
+            async with asyncio.TaskGroup() as tg:
+                tg.create_task(self._load(queue))
+                workers = [tg.create_task(self._work(queue)) for _ in range(self._concurrency)]
+                watch = tg.create_task(self._watch())
+                await asyncio.gather(*workers)
+                watch.cancel()
+        except asyncio.CancelledError:
+            status, reason = self._stop
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()  # stopping on purpose: the end is written below
+        except Exception as exc:  # a bug or the database: say so, never stay "running"
+            log.exception("evaluation %s failed", self.id)
+            status, reason = "failed", f"internal error ({type(exc).__name__})"
+        self._finishing = True  # the end is written whatever asks to stop now
+        await self._finish(status, reason)
+
+    async def _load(self, queue: asyncio.Queue[NluCallInput | None]) -> None:
+        for start in range(0, len(self._ids), PAGE):
+            async with self._db.session() as s:
+                rows = await repository.inputs(s, self._ids[start:start + PAGE])
+            for row in rows:
+                await queue.put(row)
+            # Purged between the pick and the read: counted as skipped, not waited for.
+            missing = min(PAGE, len(self._ids) - start) - len(rows)
+            self._skipped += missing
+            self.done += missing
+        for _ in range(self._concurrency):
+            await queue.put(None)
+
+    async def _work(self, queue: asyncio.Queue[NluCallInput | None]) -> None:
+        while (row := await queue.get()) is not None:
+            try:
+                req = DecideRequest.model_validate(
+                    {**row.inputs, "call_id": row.call_id, "node_id": row.node_id})
+            except ValidationError:  # kept by a version whose request shape differed
+                self._skipped += 1
+                self.done += 1
+                continue
+            outcome = await self._nlu.replay(req, self._candidate)
+            self._buffer.append(result_row(self.id, row, req, outcome))
+            self.done += 1
+            await asyncio.sleep(0)  # let ready live requests run before the next replay
+
+    async def _watch(self) -> None:
+        while True:
+            await asyncio.sleep(self._report_interval_s)
+            try:
+                cancel = await self._report()
+            except Exception as exc:  # the database: the results wait for the next write
+                log.warning("evaluation %s: cannot write progress (%s)", self.id,
+                            type(exc).__name__)
+                continue
+            if cancel:
+                log.info("evaluation %s: cancel asked for on another worker", self.id)
+                self.stop("cancelled")
+
+    async def _report(self) -> bool:
+        """Write the buffered results with the progress; True if a cancel was asked for."""
+        # Every replay counted in `done` has its row in the buffer at this point (both are
+        # updated together, with no await between).
+        rows, self._buffer, done = self._buffer, [], self.done
+        try:
+            async with self._db.session() as s:
+                await repository.add_results(s, rows)
+                return await repository.report(s, self.id, done=done, now=utcnow())
+        except BaseException:
+            self._buffer[:0] = rows  # kept for the next write
+            raise
+
+    async def _finish(self, status: str, reason: str | None) -> None:
+        try:
+            async with asyncio.timeout(FINISH_TIMEOUT_S):
+                rows, self._buffer = self._buffer, []
+                async with self._db.session() as s:
+                    await repository.add_results(s, rows)
+                    results = await repository.results(s, self.id)
+                    summary = summarize(results, skipped=self._skipped)
+                    await repository.finish(s, self.id, status=status, reason=reason,
+                                            done=self.done, summary=summary, now=utcnow())
+        except Exception as exc:
+            # The sweep marks it failed once its heartbeat is stale: never left running.
+            log.error("evaluation %s: could not write its end (%s)", self.id, type(exc).__name__)
+
+
+def result_row(evaluation_id: int, row: NluCallInput, req: DecideRequest,
+               outcome: Outcome) -> dict[str, Any]:
+    recorded = row.decision
+    decision = outcome.decision
+    agreement = compare(
+        intents_offered=bool(req.intents), slots_asked=bool(req.slots),
+        recorded_intent=recorded.get("intent"), recorded_slots=recorded.get("slots"),
+        candidate_intent=decision.intent if decision else None,
+        candidate_slots=decision.slots if decision else None,
+        candidate_decided=decision is not None)
+    tokens = outcome.tokens
+    return {
+        "evaluation_id": evaluation_id, "input_id": row.id, "at": row.at,
+        "call_id": row.call_id, "node_id": row.node_id, "utterance": req.utterance,
+        "recorded_intent": recorded.get("intent"), "recorded_slots": recorded.get("slots"),
+        "recorded_fallback": bool(recorded.get("fallback")),
+        "recorded_code": str(recorded.get("code") or "ok")[:40],
+        "recorded_latency_ms": row.latency_ms,
+        "candidate_intent": decision.intent if decision else None,
+        "candidate_slots": storable_json(decision.slots) if decision else None,
+        "candidate_fallback": bool(decision and decision.fallback),
+        "candidate_code": outcome.code, "candidate_latency_ms": float(outcome.latency_ms),
+        "prompt_tokens": tokens.prompt_tokens, "completion_tokens": tokens.completion_tokens,
+        "reasoning_tokens": tokens.reasoning_tokens,
+        "intent_agrees": agreement.intent, "slots_agree": agreement.slots,
+        "agrees": agreement.agrees,
+    }
