@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, or_, select, update
+from sqlalchemy import delete, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from callout_server.calllog.models import NluCallInput
@@ -24,8 +24,11 @@ async def recent_input_ids(s: AsyncSession, *, since: datetime | None, node_id: 
     return list((await s.scalars(q)).all())
 
 
-async def inputs(s: AsyncSession, ids: Sequence[int]) -> list[NluCallInput]:
-    rows = (await s.scalars(select(NluCallInput).where(NluCallInput.id.in_(ids)))).all()
+async def inputs(s: AsyncSession, ids: Sequence[int]) -> list[Any]:
+    """The recorded inputs with these ids, in that order, as rows with attribute access
+    (plain rows, not ORM objects: these reads share the event loop with live calls)."""
+    table = NluCallInput.__table__
+    rows = (await s.execute(select(table).where(table.c.id.in_(ids)))).all()
     order = {i: n for n, i in enumerate(ids)}
     return sorted(rows, key=lambda r: order[r.id])
 
@@ -40,7 +43,8 @@ async def recent(s: AsyncSession, limit: int) -> list[Evaluation]:
 
 
 async def add_results(s: AsyncSession, rows: list[dict[str, Any]]) -> None:
-    s.add_all(EvaluationResult(**row) for row in rows)
+    if rows:  # one executemany, no unit of work: ~10x cheaper than ORM objects
+        await s.execute(insert(EvaluationResult), rows)
 
 
 async def report(s: AsyncSession, evaluation_id: int, *, done: int, now: datetime) -> bool:
@@ -59,9 +63,18 @@ async def finish(s: AsyncSession, evaluation_id: int, *, status: str, reason: st
                 heartbeat_at=now))
 
 
-async def results(s: AsyncSession, evaluation_id: int) -> list[EvaluationResult]:
-    q = select(EvaluationResult).where(EvaluationResult.evaluation_id == evaluation_id)
-    return list((await s.scalars(q)).all())
+# What the summary reads of each result: plain columns, no customer text, no ORM objects
+# (a thousand ORM rows cost ~50 ms of the event loop that live calls share; tuples ~3 ms).
+_STATS = tuple(getattr(EvaluationResult, name) for name in (
+    "node_id", "recorded_fallback", "recorded_code", "recorded_latency_ms",
+    "candidate_fallback", "candidate_code", "candidate_latency_ms", "prompt_tokens",
+    "completion_tokens", "reasoning_tokens", "intent_agrees", "slots_agree", "agrees"))
+
+
+async def result_stats(s: AsyncSession, evaluation_id: int) -> Sequence[Any]:
+    """The summary's columns of every result, as rows with attribute access."""
+    q = select(*_STATS).where(EvaluationResult.evaluation_id == evaluation_id)
+    return (await s.execute(q)).all()
 
 
 async def disagreements(s: AsyncSession, evaluation_id: int, *, after: int | None, limit: int,

@@ -222,7 +222,7 @@ class EvaluationService:
     async def list(self, limit: int = 50) -> EvaluationList:
         async with self._session() as s:
             rows = await repository.recent(s, limit)
-        return EvaluationList(items=[self._view(r, None) for r in rows])
+        return EvaluationList(items=[self._view(r, r.summary) for r in rows])
 
     async def get(self, evaluation_id: int, *, disagreements_limit: int = 50,
                   node_id: str | None = None) -> EvaluationOut:
@@ -230,11 +230,15 @@ class EvaluationService:
             row = await repository.get(s, evaluation_id)
             if row is None:
                 raise EvaluationNotFound(evaluation_id)
-            summary = row.summary
-            if summary is None:  # running, or interrupted before it could write one
-                summary = summarize(await repository.results(s, evaluation_id))
-            page = await repository.disagreements(s, evaluation_id, after=None,
-                                                  limit=disagreements_limit, node_id=node_id)
+            summary, page = row.summary, []
+            # While it runs: progress only. The comparison is read once, at the end (a
+            # console polling it every second would cost live calls event-loop time).
+            if row.status != "running":
+                if summary is None:  # interrupted before it could write one
+                    stats = await repository.result_stats(s, evaluation_id)
+                    summary = await asyncio.to_thread(summarize, stats)
+                page = await repository.disagreements(s, evaluation_id, after=None,
+                                                      limit=disagreements_limit, node_id=node_id)
         out = self._view(row, summary)
         out.disagreements = [disagreement(r) for r in page]
         out.disagreements_next = page[-1].id if len(page) == disagreements_limit else None
