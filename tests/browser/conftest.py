@@ -14,6 +14,7 @@ Screenshots land in `test-artifacts/screenshots/` (gitignored), named after the 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import os
 import socket
 import subprocess
@@ -109,7 +110,9 @@ def console_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.Temp
 
     pg_url = request.getfixturevalue("pg_url")
     emulator = request.getfixturevalue("emulator")
-    asyncio.run(reset_tables(pg_url))
+    # In a thread: Playwright's loop may already run on this one (another module's browser).
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, reset_tables(pg_url)).result()
     env = {**os.environ, **test_env(pg_url, None, "callout-browser"), "PYTHONUNBUFFERED": "1",
            "CALLOUT_ADMIN_UI_DIR": str(REPO_ROOT / "admin_ui")}
     env.pop("CALLOUT_REDIS_URL", None)

@@ -6,6 +6,7 @@ import * as login from "./pages/login.js";
 import * as models from "./pages/models.js";
 import * as diagnostics from "./pages/diagnostics.js";
 import * as playground from "./pages/playground.js";
+import * as evaluations from "./pages/evaluations.js";
 
 const DEFAULT_ROUTE = "/ai/models";
 const ROUTES = {
@@ -13,6 +14,7 @@ const ROUTES = {
   "/ai/models": { page: models, title: "nav_models" },
   "/ai/diagnostics": { page: diagnostics, title: "nav_diagnostics" },
   "/ai/playground": { page: playground, title: "nav_playground" },
+  "/ai/evaluations": { page: evaluations, title: "nav_evaluations" },
 };
 
 export const session = { me: null };

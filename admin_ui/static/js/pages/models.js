@@ -3,6 +3,7 @@ import { del, get, post, put } from "../api.js";
 import { fmtNum, fmtTime, t, tierLabel } from "../i18n.js";
 import { badge, confirmDialog, diagnosticBox, errorBanner, h, pageHeader, replace, setBusy, toast } from "../ui.js";
 import { TIERS, openEditor } from "./model_form.js";
+import { openEvaluate } from "./evaluations.js";
 
 // Fields a rollback may restore (never key material, never bookkeeping).
 const ROLLBACK_FIELDS = ["tier", "name", "base_url", "model", "api_style", "timeout_s", "max_tokens", "temperature",
@@ -14,7 +15,7 @@ const WRITABLE = ["tier", "name", "base_url", "model", "api_style", "timeout_s",
 const items = (body) => (Array.isArray(body) ? body : Array.isArray(body?.items) ? body.items : []);
 const show = (v) => (v === null || v === undefined ? "null" : typeof v === "object" ? JSON.stringify(v) : String(v));
 
-export function render(main) {
+export function render(main, ctx) {
   const activeBox = h("div", { class: "tier-cards", "aria-busy": "true" });
   const listBox = h("div", { class: "table-wrap" });
   const detail = h("section", { class: "panel detail-panel", hidden: true, "aria-live": "polite", "data-testid": "detail-panel" });
@@ -85,6 +86,7 @@ export function render(main) {
         act(t("edit"), () => edit(c)),
         c.is_active ? null : act(t("activate"), (b) => activate(c, b)),
         act(t("test_short"), (b) => test(c, b)),
+        c.tier === "nlu" && !c.is_active ? act(t("eval_action"), () => openEvaluate(c, ctx.navigate)) : null,
         act(t("history"), () => history(c)),
         act(t("delete"), () => remove(c), "btn btn-sm btn-danger-outline")));
   }
