@@ -363,3 +363,27 @@ async def test_results_quoting_customers_are_purged_with_the_inputs_the_summary_
             left = (await s.scalars(select(EvaluationResult.call_id))).all()
         assert sorted(left) == ["p1", "p2"]
         assert (await get(client, body["id"]))["summary"] == body["summary"]
+
+
+async def test_the_embedded_sqlite_default_evaluates_too(make_settings, emulator, tmp_path) -> None:
+    from callout_server.app import create_app
+    from tests.fixtures.database import SERVICE_HEADERS
+
+    live, cand = emulator.unique_model("qwen2.5-7b"), emulator.unique_model("qwen2.5-7b")
+    app = create_app(make_settings(**{
+        "database.url": "", "database.sqlite_path": str(tmp_path / "callout.db"), "redis.url": "",
+        "llm.nlu.base_url": emulator.base_url("vllm"), "llm.nlu.model": live}))
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://t", timeout=30) as client:
+            client.services = app.state.services  # type: ignore[attr-defined]
+            for i in range(3):
+                r = await client.post("/api/nlu/decide", headers=SERVICE_HEADERS, json={
+                    "call_id": f"s{i}", "utterance": "好的可以", "intents": [{"name": "agree"},
+                                                                           {"name": "refuse"}]})
+                assert r.status_code == 200, r.text
+            await app.state.services.recorder.flush()
+            r = await start(client, candidate_id=await candidate(client, emulator, cand))
+            assert r.status_code == 202, r.text
+            body = await finished(client, r.json()["id"])
+    assert body["status"] == "done" and body["summary"]["calls"] == 3
