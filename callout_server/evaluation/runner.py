@@ -7,8 +7,10 @@
 
 Live traffic always wins: the replays are at most `concurrency` calls in flight, they share
 nothing a live call waits for (no lock, no queue; the connection pool has room for hundreds),
-and each worker yields to the event loop between calls. The database sees one small write
-per interval, never one per call.
+each worker yields to the event loop between calls, and no replay starts while the event
+loop runs late (`LoopLag`: callbacks more than `BUSY_LAG_S` behind means live requests are
+queueing for this worker's one thread; the replays wait until it keeps up again). The
+database sees one small write per interval, never one per call.
 
 Stopping is one path, the task's cancellation (`stop()`): the workers' in-flight upstream
 requests are closed at once (cancelling `complete()` closes its connection), then what was
@@ -41,6 +43,34 @@ log = logging.getLogger(__name__)
 PAGE = 50
 # Finishing writes (results, summary, status) get this long even when stopping.
 FINISH_TIMEOUT_S = 10.0
+# The event loop this far behind: live work is queueing, replays hold back.
+BUSY_LAG_S = 0.010
+LAG_PERIOD_S = 0.010
+
+
+class LoopLag:
+    """How late this event loop runs a timer: the sign that live requests wait for it."""
+
+    def __init__(self, period_s: float = LAG_PERIOD_S, busy_s: float = BUSY_LAG_S) -> None:
+        self._period_s = period_s
+        self._busy_s = busy_s
+        self.lag_s = 0.0
+        self._ok = asyncio.Event()
+        self._ok.set()
+
+    async def run(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            started = loop.time()
+            await asyncio.sleep(self._period_s)
+            self.lag_s = max(loop.time() - started - self._period_s, 0.0)
+            if self.lag_s > self._busy_s:
+                self._ok.clear()
+            else:
+                self._ok.set()
+
+    async def wait_calm(self) -> None:
+        await self._ok.wait()
 
 
 class EvaluationRun:
@@ -60,6 +90,7 @@ class EvaluationRun:
         self._stop: tuple[str, str | None] = ("cancelled", None)
         self._finishing = False
         self._task: asyncio.Task[None] | None = None
+        self._lag = LoopLag()
 
     @property
     def total(self) -> int:
@@ -92,8 +123,10 @@ class EvaluationRun:
                 tg.create_task(self._load(queue))
                 workers = [tg.create_task(self._work(queue)) for _ in range(self._concurrency)]
                 watch = tg.create_task(self._watch())
+                lag = tg.create_task(self._lag.run())
                 await asyncio.gather(*workers)
                 watch.cancel()
+                lag.cancel()
         except asyncio.CancelledError:
             status, reason = self._stop
             task = asyncio.current_task()
@@ -127,6 +160,7 @@ class EvaluationRun:
                 self._skipped += 1
                 self.done += 1
                 continue
+            await self._lag.wait_calm()
             outcome = await self._nlu.replay(req, self._candidate)
             self._buffer.append(result_row(self.id, row, req, outcome))
             self.done += 1
