@@ -1,6 +1,6 @@
 """Benchmark shadow evaluation: how long 1,000 replays take, and what they cost live traffic.
 
-    .venv/bin/python bench/bench_evaluation.py [--calls 1000] [--rate 200] [--rounds 3]
+    .venv/bin/python bench/bench_evaluation.py [--calls 1000] [--rate 100] [--rounds 4]
         [--candidate-ms 50]
 
 Processes:
@@ -8,21 +8,22 @@ Processes:
   emulator  `python -m callout_server.emulator`: the candidate, every answer delayed by
             `--candidate-ms` (a script with `ttft_ms`, the emulator's latency option), the
             decision itself from its NLU persona
-  worker    one uvicorn worker (`callout_server.app:create_app`, uvloop + httptools, the
-            call log on a fresh PostgreSQL database, created and dropped here), default
-            `[evaluation] concurrency` (4)
+  workers   two identical uvicorn workers (`callout_server.app:create_app`, uvloop +
+            httptools, the call log on one fresh PostgreSQL database, created and dropped
+            here), default `[evaluation] concurrency` (4)
   this      the load generator
 
 First `--calls` live decisions are sent through `/api/nlu/decide` (they are the recorded
-traffic), and the candidate is stored as an inactive nlu configuration. Then, for each round,
-two phases in turn, the same live load in both: an open-loop stream of `POST
-/api/nlu/decide` at `--rate` per second (requests are sent on schedule whether or not the
-earlier ones have answered, as dialers do):
-  A  live traffic alone, for as long as the previous evaluation took (12 s the first time)
-  B  live traffic while an evaluation replays the `--calls` most recent decisions against
-     the candidate, until it is `done` (polled once a second, as the console does)
-Reported: the evaluation's time to finish (median of rounds) and the live p50/p99 of each
-phase over all rounds, and the worker's CPU per second in each phase.
+traffic), and the candidate is stored as an inactive nlu configuration. Then each round:
+both workers take the same open-loop live load, `POST /api/nlu/decide` at `--rate` per
+second each (sent on schedule whether or not earlier ones have answered, as dialers do),
+while ONE of them (the two take turns) replays the `--calls` most recent decisions against
+the candidate until the evaluation is `done` (polled once a second, as the console does).
+The worker without the evaluation is the control, measured over the same seconds: on a
+machine shared with other work, phases run one after the other measured the machine's
+other load more than the evaluation (p99 of the same phase swung 20-400 ms between rounds).
+Reported: the evaluation's time to finish, live p50/p99 and CPU of the worker with and
+without the evaluation (all rounds pooled), and each round's p99 pair.
 Goal (issue 15): live p99 during an evaluation within 10 % of the p99 without.
 """
 
@@ -139,79 +140,115 @@ async def evaluate(http: aiohttp.ClientSession, worker: str, candidate_id: int,
             return time.perf_counter() - started
 
 
-async def load(args: argparse.Namespace, worker: str, worker_pid: int, emulator: str) -> None:
+async def load(args: argparse.Namespace, workers: list[tuple[str, int]], emulator: str) -> None:
     model = f"qwen3.5-2b-bench-{os.getpid()}"
+    first = workers[0][0]
     # Bounded like a dialer's pool: beyond it, requests wait for a connection (and that
     # wait counts in their latency) instead of opening thousands of sockets.
-    connector = aiohttp.TCPConnector(limit=256, keepalive_timeout=60)
+    connector = aiohttp.TCPConnector(limit=512, keepalive_timeout=60)
     async with aiohttp.ClientSession(connector=connector) as http:
         async with http.post(f"{emulator}/_emulator/scripts", json={
                 "match": {"model": model, "persona": None}, "times": None,
                 "reply": {"ttft_ms": args.candidate_ms}}) as r:
             assert r.status == 201, await r.text()
-        async with http.post(f"{worker}/api/admin/llm-configs", headers=ADMIN, data=orjson.dumps({
+        async with http.post(f"{first}/api/admin/llm-configs", headers=ADMIN, data=orjson.dumps({
                 "tier": "nlu", "name": "bench-candidate", "base_url": f"{emulator}/vllm/v1",
                 "api_key": "", "model": model, "is_active": False})) as r:
             candidate_id = (await r.json())["id"]
-        await seed(http, worker, args.calls)
+        await seed(http, first, args.calls)
         await asyncio.sleep(2.0)  # the call log's writer has the inputs in the database
 
-        print(f"calls={args.calls} live rate={args.rate}/s candidate={args.candidate_ms:g} ms "
-              f"rounds={args.rounds} cpus={os.cpu_count()}")
-        phases: dict[str, list[float]] = {"A live alone": [], "B live + evaluation": []}
-        cpu: dict[str, list[float]] = {name: [] for name in phases}
-        failed = dict.fromkeys(phases, 0)
+        print(f"calls={args.calls} live rate={args.rate}/s per worker candidate="
+              f"{args.candidate_ms:g} ms rounds={args.rounds} cpus={os.cpu_count()} "
+              f"load average at start {os.getloadavg()[0]:.1f}")
+        sides = ("without an evaluation", "with an evaluation")
+        lats: dict[str, list[float]] = {side: [] for side in sides}
+        cpu: dict[str, list[float]] = {side: [] for side in sides}
+        failed = dict.fromkeys(sides, 0)
+        pairs: list[tuple[float, float]] = []
         took: list[float] = []
-        duration = 12.0
-        for _ in range(args.rounds):
-            for name in phases:
-                live, stop = Live(http, worker, args.rate), asyncio.Event()
-                runner = asyncio.create_task(live.run(stop))
-                cpu_before, wall = cpu_s(worker_pid), time.perf_counter()
-                if name.startswith("A"):
-                    await asyncio.sleep(duration)
-                else:
-                    duration = await evaluate(http, worker, candidate_id, args.calls)
-                    took.append(duration)
-                stop.set()
-                await runner
-                cpu[name].append((cpu_s(worker_pid) - cpu_before) / (time.perf_counter() - wall))
-                phases[name].extend(live.latencies)
-                failed[name] += live.failed
+        for n in range(args.rounds):
+            busy = n % 2  # the workers take turns, so neither's own quirks decide
+            stop = asyncio.Event()
+            lives = [Live(http, url, args.rate) for url, _ in workers]
+            runners = [asyncio.create_task(live.run(stop)) for live in lives]
+            before, wall = [cpu_s(pid) for _, pid in workers], time.perf_counter()
+            await asyncio.sleep(1.0)  # both under live load before the evaluation starts
+            took.append(await evaluate(http, workers[busy][0], candidate_id, args.calls))
+            stop.set()
+            await asyncio.gather(*runners)
+            elapsed = time.perf_counter() - wall
+            p99 = {}
+            for i, (live, (_, pid)) in enumerate(zip(lives, workers, strict=True)):
+                side = sides[i == busy]
+                lats[side].extend(live.latencies)
+                failed[side] += live.failed
+                cpu[side].append((cpu_s(pid) - before[i]) / elapsed)
+                p99[side] = pct(live.latencies, 0.99)
+            pairs.append((p99[sides[0]], p99[sides[1]]))
+            if args.verbose:
+                print(f"  round {n + 1}: p99 {pairs[-1][0]:.1f} / {pairs[-1][1]:.1f} ms, "
+                      f"evaluation {took[-1]:.1f} s on worker {busy + 1}, "
+                      f"load {os.getloadavg()[0]:.1f}", flush=True)
         print(f"evaluation of {args.calls} calls: {statistics.median(took):.1f} s median "
               f"({', '.join(f'{t:.1f}' for t in took)}); "
               f"{args.calls / statistics.median(took):.0f} replays/s")
-        print(f"{'phase':<22} | {'decisions':>9} | {'p50 ms':>7} | {'p99 ms':>7} | "
-              f"{'worker CPU':>10}")
-        print("-" * 68)
-        for name, lats in phases.items():
-            print(f"{name:<22} | {len(lats):>9} | {statistics.median(lats):>7.2f} | "
-                  f"{pct(lats, 0.99):>7.2f} | {statistics.median(cpu[name]) * 100:>9.0f}%"
-                  + (f"  ({failed[name]} failed)" if failed[name] else ""))
-        a, b = (pct(lats, 0.99) for lats in phases.values())
-        print(f"live p99 with an evaluation running: {(b / a - 1) * 100:+.1f} %")
+        print(f"{'live decisions on the worker':<38} | {'n':>6} | {'p50 ms':>7} | "
+              f"{'p99 ms':>7} | {'CPU':>5}")
+        print("-" * 75)
+        for side in sides:
+            print(f"{side:<38} | {len(lats[side]):>6} | {statistics.median(lats[side]):>7.2f} | "
+                  f"{pct(lats[side], 0.99):>7.2f} | {statistics.median(cpu[side]) * 100:>4.0f}%"
+                  + (f"  ({failed[side]} failed)" if failed[side] else ""))
+        a, b = (pct(lats[side], 0.99) for side in sides)
+        print(f"live p99 with an evaluation running: {(b / a - 1) * 100:+.1f} % (all rounds)")
+        print("per round, p99 without / with ms: "
+              + ", ".join(f"{x:.1f} / {y:.1f}" for x, y in pairs)
+              + f"; median ratio {(statistics.median(y / x for x, y in pairs) - 1) * 100:+.1f} %")
+        print(f"load average at end {os.getloadavg()[0]:.1f}")
         print(GOAL)
 
 
+def evaluation_settings(args: argparse.Namespace, workdir: Path) -> dict[str, str]:
+    """A config.toml with other [evaluation] values, when asked for (to compare settings)."""
+    values = {k: v for k, v in (("concurrency", args.concurrency), ("max_rate", args.max_rate),
+                                ("busy_lag_ms", args.busy_lag_ms)) if v is not None}
+    if not values:
+        return {}
+    text = (ROOT / "config.toml").read_text()
+    head, _, tail = text.partition("[evaluation]")
+    lines = [f"{k} = {v}" for k, v in values.items()]
+    tail = "\n".join(ln for ln in tail.splitlines() if ln.split("=")[0].strip() not in values)
+    path = workdir / "config.toml"
+    path.write_text(head + "[evaluation]\n" + "\n".join(lines) + tail + "\n")
+    print(f"[evaluation] {', '.join(lines)}")
+    return {"CALLOUT_CONFIG": str(path)}
+
+
 async def main(args: argparse.Namespace) -> None:
-    up_port, worker_port = free_port(), free_port()
+    up_port = free_port()
     upstream_proc = subprocess.Popen(  # noqa: ASYNC220
         [sys.executable, __file__, "--serve", str(up_port)])
     emulator_proc, emulator = start_emulator()
     database_url = await create_pg_database()
-    worker_proc = None
+    procs: list[subprocess.Popen[bytes]] = []
     with tempfile.TemporaryDirectory() as workdir:
         try:
             wait_port(up_port, upstream_proc, "upstream")
-            worker_proc = start_worker(worker_port, f"http://127.0.0.1:{up_port}/v1",
-                                       database_url, workdir)
-            wait_port(worker_port, worker_proc, "worker")
-            await load(args, f"http://127.0.0.1:{worker_port}", worker_proc.pid, emulator)
+            workers = []
+            env = evaluation_settings(args, Path(workdir))
+            for _ in range(2):
+                port = free_port()
+                proc = start_worker(port, f"http://127.0.0.1:{up_port}/v1", database_url, workdir,
+                                    **env)
+                procs.append(proc)
+                wait_port(port, proc, "worker")
+                workers.append((f"http://127.0.0.1:{port}", proc.pid))
+            await load(args, workers, emulator)
         finally:
-            for proc in (worker_proc, upstream_proc, emulator_proc):
-                if proc is not None:
-                    proc.terminate()
-                    proc.wait(timeout=15)
+            for proc in [*procs, upstream_proc, emulator_proc]:
+                proc.terminate()
+                proc.wait(timeout=15)
             await drop_pg_database(database_url)
 
 
@@ -220,9 +257,13 @@ if __name__ == "__main__":
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--serve", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--calls", type=int, default=1000)
-    parser.add_argument("--rate", type=float, default=200.0)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rate", type=float, default=100.0)
+    parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--candidate-ms", type=float, default=50.0)
+    parser.add_argument("--verbose", action="store_true", help="a line per round")
+    parser.add_argument("--concurrency", type=int, help="[evaluation] concurrency (default: config.toml)")
+    parser.add_argument("--busy-lag-ms", type=float, help="[evaluation] busy_lag_ms (default: config.toml)")
+    parser.add_argument("--max-rate", type=float, help="[evaluation] max_rate (default: config.toml)")
     ns = parser.parse_args()
     if ns.serve:
         serve_fixed(ns.serve, REPLY)

@@ -149,6 +149,7 @@ class Services:
         self.evaluations = self._provide(EvaluationService(
             self.db, self.config, self.nlu, lambda: store.current.active("nlu").config.id,
             concurrency=e.concurrency, max_calls=e.max_calls, stale_after_s=e.stale_after_s,
+            max_rate=e.max_rate, busy_lag_s=e.busy_lag_ms / 1000,
             inputs_days=min(self.settings.calllog.nlu_inputs_days,
                             self.settings.diagnostics.retention_days)))
         await self.evaluations.start()

@@ -15,7 +15,7 @@ async def test_replays_wait_while_the_loop_is_late_and_go_when_it_keeps_up() -> 
 
     async def hog() -> None:  # CPU-bound stretches of 50 ms: everything else on the loop waits
         while hogging:
-            time.sleep(0.05)
+            time.sleep(0.05)  # noqa: ASYNC251 (the point: a stretch that blocks the loop)
             await asyncio.sleep(0)
 
     try:
@@ -31,3 +31,22 @@ async def test_replays_wait_while_the_loop_is_late_and_go_when_it_keeps_up() -> 
     finally:
         hogging = False
         ticker.cancel()
+
+
+async def test_the_pacer_spaces_starts_by_the_rate_across_workers() -> None:
+    from callout_server.evaluation.runner import Pacer
+
+    pacer = Pacer(rate=50.0)  # one start every 20 ms, whoever asks
+    starts: list[float] = []
+    loop = asyncio.get_running_loop()
+
+    async def worker() -> None:
+        for _ in range(5):
+            await pacer.wait_turn()
+            starts.append(loop.time())
+
+    began = loop.time()
+    await asyncio.gather(*(worker() for _ in range(4)))
+    assert len(starts) == 20
+    # 20 starts at 50/s take at least 19 intervals, never a burst
+    assert starts[-1] - began >= 19 * 0.02 - 0.005

@@ -159,10 +159,15 @@ class CalllogSettings(_Section):
 class EvaluationSettings(_Section):
     # Replays in flight at once per evaluation: live traffic is never queued behind them.
     concurrency: int = Field(4, ge=1, le=64)
+    # Replays started per second at most: each costs the worker what a live decision costs,
+    # so this bounds what an evaluation takes from live calls (bench/bench_evaluation.py).
+    max_rate: float = Field(20.0, gt=0, le=1000)
     # The most calls one evaluation may replay (its `limit`).
     max_calls: int = Field(5000, ge=1, le=100_000)
     # A running evaluation whose worker has not reported for this long is marked failed.
     stale_after_s: float = Field(15.0, gt=0)
+    # No replay starts while the event loop runs this late (live requests are queueing).
+    busy_lag_ms: float = Field(10.0, gt=0, le=1000)
 
 
 class Settings(_Section):

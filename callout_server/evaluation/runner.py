@@ -1,16 +1,20 @@
 """One evaluation's replay loop: recorded decisions -> the candidate -> compared results.
 
     loader   reads the recorded inputs a page at a time into a small queue
-    workers  `concurrency` of them, each: one `NluService.replay()` at a time, then compares
+    workers  `concurrency` of them, each: one `NluService.replay()` at a time, then compares;
+             together at most `max_rate` replays started per second (`Pacer`)
     watch    every `report_interval_s`: writes the buffered results, progress and heartbeat
              in one transaction, and learns whether a cancel was asked for on another worker
 
-Live traffic always wins: the replays are at most `concurrency` calls in flight, they share
-nothing a live call waits for (no lock, no queue; the connection pool has room for hundreds),
-each worker yields to the event loop between calls, and no replay starts while the event
-loop runs late (`LoopLag`: callbacks more than `BUSY_LAG_S` behind means live requests are
-queueing for this worker's one thread; the replays wait until it keeps up again). The
-database sees one small write per interval, never one per call.
+Live traffic always wins. A replay costs this worker's event loop what a live decision costs
+(it is one, sent elsewhere), so what bounds its effect on live calls is how many replays run
+per second: at most `max_rate` start per second, and at most `concurrency` are in flight (a
+slow candidate is bounded by the latter). They share nothing a live call waits for (no lock,
+no queue; the connection pool has room for hundreds), each worker yields to the event loop
+between calls, and no replay starts while the event loop runs late (`LoopLag`: timers more
+than `busy_lag` behind means live requests are queueing for this worker's one thread; the
+replays wait until it keeps up again). The database sees one small write per interval,
+never one per call. `bench/bench_evaluation.py` measures the effect.
 
 Stopping is one path, the task's cancellation (`stop()`): the workers' in-flight upstream
 requests are closed at once (cancelling `complete()` closes its connection), then what was
@@ -45,7 +49,24 @@ PAGE = 50
 FINISH_TIMEOUT_S = 10.0
 # The event loop this far behind: live work is queueing, replays hold back.
 BUSY_LAG_S = 0.010
-LAG_PERIOD_S = 0.010
+# Often enough to notice a busy spell, rarely enough to cost nothing (20 wake-ups a second).
+LAG_PERIOD_S = 0.050
+
+
+class Pacer:
+    """At most `rate` starts per second across the workers that share it (no burst)."""
+
+    def __init__(self, rate: float) -> None:
+        self._interval = 1.0 / rate
+        self._next = 0.0
+
+    async def wait_turn(self) -> None:
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        at = max(self._next, now)
+        self._next = at + self._interval
+        if at > now:
+            await asyncio.sleep(at - now)
 
 
 class LoopLag:
@@ -76,7 +97,8 @@ class LoopLag:
 class EvaluationRun:
     def __init__(self, evaluation_id: int, candidate: LLMConfig, input_ids: Sequence[int], *,
                  nlu: NluService, db: Database, concurrency: int,
-                 report_interval_s: float = 0.5) -> None:
+                 max_rate: float = 20.0, report_interval_s: float = 0.5,
+                 busy_lag_s: float = BUSY_LAG_S) -> None:
         self.id = evaluation_id
         self._candidate = candidate
         self._ids = list(input_ids)
@@ -90,7 +112,8 @@ class EvaluationRun:
         self._stop: tuple[str, str | None] = ("cancelled", None)
         self._finishing = False
         self._task: asyncio.Task[None] | None = None
-        self._lag = LoopLag()
+        self._lag = LoopLag(busy_s=busy_lag_s)
+        self._pacer = Pacer(max_rate)
 
     @property
     def total(self) -> int:
@@ -160,6 +183,7 @@ class EvaluationRun:
                 self._skipped += 1
                 self.done += 1
                 continue
+            await self._pacer.wait_turn()
             await self._lag.wait_calm()
             outcome = await self._nlu.replay(req, self._candidate)
             self._buffer.append(result_row(self.id, row, req, outcome))

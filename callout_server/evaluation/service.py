@@ -67,7 +67,8 @@ class EvaluationService:
     def __init__(self, db: Database, configs: ConfigService, nlu: NluService,
                  active_nlu_id: Callable[[], int | None], *, concurrency: int = 4,
                  max_calls: int = 5000, stale_after_s: float = 15.0,
-                 inputs_days: int = 7, report_interval_s: float = 0.5) -> None:
+                 inputs_days: int = 7, report_interval_s: float = 0.5,
+                 max_rate: float = 20.0, busy_lag_s: float = 0.010) -> None:
         self._db = db
         self._configs = configs
         self._nlu = nlu
@@ -77,6 +78,8 @@ class EvaluationService:
         self._stale = timedelta(seconds=stale_after_s)
         self._inputs_days = inputs_days
         self._report_interval_s = report_interval_s
+        self._busy_lag_s = busy_lag_s
+        self.max_rate = max_rate
         self.owner = f"{socket.gethostname()}:{os.getpid()}"[:200]
         self._run: EvaluationRun | None = None
         self._lock = asyncio.Lock()  # one start at a time: the check and the claim together
@@ -170,7 +173,9 @@ class EvaluationService:
                 evaluation_id = row.id
             run = EvaluationRun(evaluation_id, candidate, ids, nlu=self._nlu, db=self._db,
                                 concurrency=self.concurrency,
-                                report_interval_s=self._report_interval_s)
+                                max_rate=self.max_rate,
+                                report_interval_s=self._report_interval_s,
+                                busy_lag_s=self._busy_lag_s)
             self._run = run
             run.start().add_done_callback(lambda _: self._ended(run))
         log.info("evaluation %s started: %d calls against configuration %s",
