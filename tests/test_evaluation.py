@@ -387,3 +387,24 @@ async def test_the_embedded_sqlite_default_evaluates_too(make_settings, emulator
             assert r.status_code == 202, r.text
             body = await finished(client, r.json()["id"])
     assert body["status"] == "done" and body["summary"]["calls"] == 3
+
+
+async def test_a_candidate_too_slow_for_the_nodes_deadline_falls_back_and_disagrees(
+        app_for, emulator) -> None:
+    live, cand = emulator.unique_model("qwen2.5-7b"), emulator.unique_model("qwen2.5-7b")
+    await emulator.script(live, {"content": answer("refuse", 0.9, time=None)})
+    await emulator.script(cand, {"content": answer("refuse", 0.9, time=None), "ttft_ms": 1500})
+    async with app_for(live) as client:
+        for i in range(3):  # the recorded deadline (300 ms) is replayed with the call
+            r, _ = await decide(client, call_id=f"d{i}", deadline_ms=300, fallback_intent="refuse")
+            assert r.json()["fallback"] is False
+        await client.services.recorder.flush()  # type: ignore[attr-defined]
+        r = await start(client, candidate_id=await candidate(client, emulator, cand))
+        body = await finished(client, r.json()["id"])
+    s = body["summary"]
+    assert s["candidate"]["codes"] == {"deadline_exceeded": 3} and s["candidate"]["fallbacks"] == 3
+    assert s["recorded"]["codes"] == {"ok": 3} and s["recorded"]["fallbacks"] == 0
+    # the fallback names the recorded intent, but it is no decision: all three disagree
+    assert (s["intent_agreement"], s["agreeing"]) == (0.0, 0)
+    assert all(d["candidate"]["code"] == "deadline_exceeded" for d in body["disagreements"])
+    assert s["candidate"]["p95_ms"] < 1500  # bounded by the deadline, not the model

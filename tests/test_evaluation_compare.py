@@ -30,6 +30,14 @@ def test_one_call() -> None:
     # a candidate that failed with no fallback intent decided nothing: it disagrees
     assert agree(candidate_intent=None, candidate_slots=None, candidate_decided=False) == (
         False, False, False)
+    # its fallback is no decision either, even when it names the recorded intent ...
+    refuse = {"recorded_intent": "refuse", "recorded_slots": {"time": None},
+              "candidate_intent": "refuse", "candidate_slots": {"time": None}}
+    assert agree(**refuse, candidate_fallback=True) == (False, False, False)
+    # ... except beside a recorded fallback: the dialer got the same answer both times
+    assert agree(**refuse, candidate_fallback=True, recorded_fallback=True) == (True, True, True)
+    # a recorded fallback is compared as what the dialer got
+    assert agree(**refuse, recorded_fallback=True) == (True, True, True)
 
 
 @pytest.mark.parametrize(("a", "b", "same"), [

@@ -4,8 +4,10 @@ Intent: equal names (the tier already maps an answer onto the offered names, cas
 Slots: every requested slot equal after normalising: text by Unicode NFKC (full-width
 digits and letters as half-width), case folding, leading/trailing whitespace dropped and
 inner runs collapsed to one space; numbers by value (3 = 3.0); booleans and null as they
-are. A candidate that failed with no fallback intent has no decision: it disagrees
-wherever something was asked.
+are. A candidate that failed decided nothing: with no fallback intent it has no answer, and
+its fallback answer is no decision of the model either, so it disagrees wherever something
+was asked, except with a recorded fallback to the same intent (the dialer got the same). A
+recorded fallback is compared as what the dialer got.
 """
 
 from __future__ import annotations
@@ -46,7 +48,10 @@ def same_slots(recorded: dict[str, Any] | None, candidate: dict[str, Any] | None
 def compare(*, intents_offered: bool, slots_asked: bool,
             recorded_intent: str | None, recorded_slots: dict[str, Any] | None,
             candidate_intent: str | None, candidate_slots: dict[str, Any] | None,
-            candidate_decided: bool) -> Agreement:
+            candidate_decided: bool, candidate_fallback: bool = False,
+            recorded_fallback: bool = False) -> Agreement:
+    if candidate_fallback and not recorded_fallback:
+        candidate_decided = False
     intent = None
     if intents_offered:
         intent = candidate_decided and candidate_intent == recorded_intent

@@ -242,7 +242,9 @@ def result_row(evaluation_id: int, row: Any, req: DecideRequest,
         recorded_intent=recorded.get("intent"), recorded_slots=recorded.get("slots"),
         candidate_intent=decision.intent if decision else None,
         candidate_slots=decision.slots if decision else None,
-        candidate_decided=decision is not None)
+        candidate_decided=decision is not None,
+        candidate_fallback=bool(decision and decision.fallback),
+        recorded_fallback=bool(recorded.get("fallback")))
     tokens = outcome.tokens
     return {
         "evaluation_id": evaluation_id, "input_id": row.id, "at": row.at,
