@@ -96,8 +96,8 @@ async def drop_pg_database(url: str) -> None:
         await conn.close()
 
 
-def start_worker(port: int, upstream: str, database_url: str, workdir: str
-                 ) -> subprocess.Popen[bytes]:
+def start_worker(port: int, upstream: str, database_url: str, workdir: str,
+                 **extra_env: str) -> subprocess.Popen[bytes]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("CALLOUT_")}
     env.update({
         "CALLOUT_CONFIG": str(ROOT / "config.toml"),
@@ -109,6 +109,7 @@ def start_worker(port: int, upstream: str, database_url: str, workdir: str
     })
     if database_url:
         env["CALLOUT_DATABASE_URL"] = database_url
+    env.update(extra_env)
     return subprocess.Popen(
         [sys.executable, "-m", "uvicorn", "callout_server.app:create_app", "--factory",
          "--host", "127.0.0.1", "--port", str(port), "--loop", "uvloop", "--http", "httptools",
@@ -232,6 +233,8 @@ async def in_process() -> None:
             return 200, REPLY, None
 
     class Recorder:  # queues nothing: the record is built, as on the hot path
+        keeps_nlu_inputs = True  # the default: each decision hands over its inputs
+
         def record(self, rec: object) -> int:
             return 1
 

@@ -25,6 +25,7 @@ from callout_server.calllog.router import router as diagnostics_router
 from callout_server.config.router import router as config_router
 from callout_server.config.settings import Settings, load_settings
 from callout_server.connectivity.router import router as connectivity_router
+from callout_server.evaluation.router import router as evaluation_router
 from callout_server.health import router as health_router
 from callout_server.people.audit_router import router as audit_router
 from callout_server.people.router import router as people_router
@@ -89,5 +90,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(chat_router)
     app.include_router(people_router)
     app.include_router(audit_router)
+    app.include_router(evaluation_router)
     mount_console(app)
     return app

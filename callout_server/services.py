@@ -11,6 +11,7 @@ others.
             -> auth -> audit log (retention purge) -> people
             -> call-log recorder -> diagnostics queries
             -> tiers (nlu, drafts + scripts, chat) -> health
+            -> shadow evaluation (over config and the nlu tier)
 
 The tiers read the configuration through the store on every call (`store.current`, memory
 only): an operator's save swaps the snapshot and the very next call uses it, with no query.
@@ -36,6 +37,7 @@ from callout_server.config.snapshot import ConfigStore, SnapshotLoader
 from callout_server.connectivity.service import ConnectionTester
 from callout_server.connectivity.upstreams import UpstreamHealth
 from callout_server.db.engine import Database
+from callout_server.evaluation.service import EvaluationService
 from callout_server.health import HealthCheck
 from callout_server.llm import LLMClient
 from callout_server.people.service import PeopleService
@@ -68,6 +70,7 @@ class Services:
     health: HealthCheck
     audit: AuditLog
     people: PeopleService
+    evaluations: EvaluationService
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -101,6 +104,7 @@ class Services:
         await self._start_call_log()
         await self._start_tiers()
         self.health = self._provide(HealthCheck(self.sync, self.store, self.recorder))
+        await self._start_evaluations()
 
     async def _stop_llm(self) -> None:
         await self.llm.aclose()
@@ -138,7 +142,8 @@ class Services:
         self.recorder = self._provide(DiagnosticsRecorder(
             self.db, queue_size=d.queue_size, batch_size=d.batch_size,
             flush_interval_s=d.flush_interval_s, retention_days=d.retention_days,
-            stalled_after_s=d.stalled_after_s))
+            stalled_after_s=d.stalled_after_s,
+            nlu_inputs_days=self.settings.calllog.nlu_inputs_days))
         await self.recorder.start()
         self._stoppers.append(self.recorder.stop)
         self.diagnostics = self._provide(DiagnosticsQueries(self.db, self.recorder))
@@ -156,6 +161,17 @@ class Services:
         await self.chat.start()
         self._stoppers.append(self.chat.stop)
         self._provide(UpstreamHealth(self.upstreams, self.store))
+
+    async def _start_evaluations(self) -> None:
+        e, store = self.settings.evaluation, self.store
+        self.evaluations = self._provide(EvaluationService(
+            self.db, self.config, self.nlu, lambda: store.current.active("nlu").config.id,
+            concurrency=e.concurrency, max_calls=e.max_calls, stale_after_s=e.stale_after_s,
+            max_rate=e.max_rate, busy_lag_s=e.busy_lag_ms / 1000,
+            inputs_days=min(self.settings.calllog.nlu_inputs_days,
+                            self.settings.diagnostics.retention_days)))
+        await self.evaluations.start()
+        self._stoppers.append(self.evaluations.stop)
 
     async def stop(self) -> None:
         for stop in reversed(self._stoppers):

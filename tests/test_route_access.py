@@ -63,6 +63,11 @@ ROUTES: dict[tuple[str, str], str] = {
     ("POST", "/api/admin/llm-configs/{config_id}/activate"): "operator",
     ("POST", "/api/admin/llm-configs/{config_id}/test"): "operator",
     ("GET", "/api/admin/upstreams"): "viewer",
+    ("POST", "/api/admin/evaluations"): "operator",
+    ("GET", "/api/admin/evaluations"): "viewer",
+    ("GET", "/api/admin/evaluations/{evaluation_id}"): "viewer",
+    ("GET", "/api/admin/evaluations/{evaluation_id}/disagreements"): "viewer",
+    ("POST", "/api/admin/evaluations/{evaluation_id}/cancel"): "operator",
     # diagnostics
     ("GET", "/api/admin/diagnostics"): "viewer",
     ("GET", "/api/admin/diagnostics/summary"): "viewer",

@@ -24,6 +24,9 @@ DIAG_DROPPED = Counter("callout_diagnostics_dropped_total",
 DIAG_REJECTED = Counter("callout_diagnostics_rejected_total",
                         "Call-log records the database refused (bad data), isolated and dropped")
 DIAG_QUEUED = Gauge("callout_diagnostics_queue_depth", "Call-log records waiting to be written")
+EVALUATION_CALLS = Counter("callout_evaluation_calls_total",
+                           "Shadow-evaluation replays by outcome code (not live traffic)",
+                           ["code"])
 CONFIG_GENERATION = Gauge("callout_config_generation",
                           "Model-configuration generation this worker serves")
 

@@ -6,6 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import JSON, BigInteger, Float, Index, Integer, String, Text
+from sqlalchemy.dialects import postgresql
 from sqlalchemy.orm import Mapped, mapped_column
 
 from callout_server.db.base import Base, UTCDateTime
@@ -44,6 +45,8 @@ class LLMCallLog(Base):
     # took (retries, hedges); migration 0007_pools.
     endpoint: Mapped[str | None] = mapped_column(String(2048))
     attempts: Mapped[int | None] = mapped_column(Integer)
+    # "live", or "evaluation" for a shadow evaluation's replay (never counted as traffic).
+    source: Mapped[str] = mapped_column(String(16), nullable=False, server_default="live")
 
     __table_args__ = (
         Index("ix_llm_call_logs_at", "at"),
@@ -59,3 +62,29 @@ class IdBlock(Base):
 
     name: Mapped[str] = mapped_column(String(40), primary_key=True)
     next_id: Mapped[int] = mapped_column(BigInteger, nullable=False)
+
+
+Json = JSON().with_variant(postgresql.JSONB(), "postgresql")
+
+
+class NluCallInput(Base):
+    """What one NLU decision was asked and answered: customers' words, kept for
+    `[calllog] nlu_inputs_days` so shadow evaluations can replay them (migration 0007)."""
+
+    __tablename__ = "nlu_call_inputs"
+
+    # The call-log record id of the decision's last attempt.
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+    call_id: Mapped[str | None] = mapped_column(String(200))
+    node_id: Mapped[str | None] = mapped_column(String(200))
+    config_id: Mapped[int | None] = mapped_column(Integer)
+    model: Mapped[str | None] = mapped_column(String(200))
+    inputs: Mapped[dict[str, Any]] = mapped_column(Json, nullable=False)
+    decision: Mapped[dict[str, Any]] = mapped_column(Json, nullable=False)
+    latency_ms: Mapped[float | None] = mapped_column(Float)
+
+    __table_args__ = (
+        Index("ix_nlu_call_inputs_at", "at"),
+        Index("ix_nlu_call_inputs_node_id_id", "node_id", "id"),
+    )

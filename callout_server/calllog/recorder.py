@@ -11,6 +11,11 @@ refused records are alone; those are dropped and counted (`rejected`), the rest 
 Any other failure keeps the batch and retries with back-off; a writer that has written
 nothing for `stalled_after_s` while records wait reports itself `stalled` (`health()`).
 
+An NLU decision's inputs ride on its last attempt's record (`CallRecord.inputs`) and are
+written to `nlu_call_inputs` in the same transaction as the batch; they are kept for
+`nlu_inputs_days` (0: never written), the records for `retention_days`; one purge loop
+deletes both by time.
+
 Shutdown: `stop()` raises a flag the loop checks, wakes it, waits a bounded time for it to
 finish the batch it holds, cancels it if it must, then writes what is left — never longer
 than its timeout, whatever the database does.
@@ -26,11 +31,13 @@ from collections import deque
 from datetime import timedelta
 from typing import Any, Literal
 
+import orjson
 from sqlalchemy import delete, insert
 
 from callout_server.calllog import metrics
 from callout_server.calllog.ids import IdAllocator
-from callout_server.calllog.models import LLMCallLog
+from callout_server.calllog.inputs import INPUT_COLUMNS, input_row
+from callout_server.calllog.models import LLMCallLog, NluCallInput
 from callout_server.calllog.records import COLUMNS, CallRecord
 from callout_server.calllog.refusals import is_refused_data
 from callout_server.db.base import SCHEMA, utcnow
@@ -45,13 +52,15 @@ class DiagnosticsRecorder:
     def __init__(self, db: Database, *, queue_size: int = 10_000, batch_size: int = 200,
                  flush_interval_s: float = 0.5, retention_days: int = 30,
                  purge_interval_s: float = 3600.0, write_timeout_s: float = 10.0,
-                 stalled_after_s: float = 30.0) -> None:
+                 stalled_after_s: float = 30.0, nlu_inputs_days: int = 7) -> None:
         self._db = db
         self._queue: deque[CallRecord] = deque()
         self._queue_size = queue_size
         self._batch_size = batch_size
         self._flush_interval_s = flush_interval_s
         self._retention = timedelta(days=retention_days)
+        self._inputs_retention = timedelta(days=min(nlu_inputs_days, retention_days))
+        self.keeps_nlu_inputs = nlu_inputs_days > 0
         self._purge_interval_s = purge_interval_s
         self._write_timeout_s = write_timeout_s
         self._stalled_after_s = stalled_after_s
@@ -95,7 +104,12 @@ class DiagnosticsRecorder:
         rec.clean()
         if rec.id is None:
             rec.id = self._ids.take()
-        metrics.observe(rec)
+        if rec.inputs is not None and not self.keeps_nlu_inputs:
+            rec.inputs = None
+        if rec.source == "live":
+            metrics.observe(rec)
+        else:  # a replay is no traffic: the live series stay what the dialers sent
+            metrics.EVALUATION_CALLS.labels(rec.code).inc()
         if not self._queue and not self._in_flight:
             self._waiting_since = time.monotonic()  # nothing was waiting until now
         elif len(self._queue) >= self._queue_size:
@@ -255,23 +269,39 @@ class DiagnosticsRecorder:
         self._queue.extendleft(reversed(keep))
 
     async def _insert(self, batch: list[CallRecord]) -> None:
+        inputs = [input_row(rec, rec.inputs) for rec in batch if rec.inputs is not None]
         if self._copy:
             # PostgreSQL: COPY through asyncpg costs a few µs a record, where SQLAlchemy's
             # multi-row INSERT (bind processing per value) cost ~30 µs of the worker's CPU.
             async with self._db.engine.connect() as conn:
                 raw = await conn.get_raw_connection()
-                await raw.driver_connection.copy_records_to_table(  # type: ignore[union-attr]
-                    LLMCallLog.__tablename__, schema_name=SCHEMA, columns=COLUMNS,
-                    records=[rec.values() for rec in batch])
+                driver = raw.driver_connection
+                assert driver is not None
+                async with driver.transaction():  # records and inputs: both or neither
+                    await driver.copy_records_to_table(
+                        LLMCallLog.__tablename__, schema_name=SCHEMA, columns=COLUMNS,
+                        records=[rec.values() for rec in batch])
+                    if inputs:
+                        await driver.copy_records_to_table(
+                            NluCallInput.__tablename__, schema_name=SCHEMA,
+                            columns=INPUT_COLUMNS,
+                            records=[tuple(row[c] for c in INPUT_COLUMNS) for row in inputs])
             return
         async with self._db.session() as s:
             await s.execute(insert(LLMCallLog), [rec.row() for rec in batch])
+            if inputs:
+                await s.execute(insert(NluCallInput), [
+                    row | {"inputs": orjson.loads(row["inputs"]),
+                           "decision": orjson.loads(row["decision"])} for row in inputs])
 
     async def purge_expired(self) -> int:
-        cutoff = utcnow() - self._retention
+        """Delete records past `retention_days` and NLU inputs past `nlu_inputs_days`."""
+        now = utcnow()
         async with self._db.session() as s:
-            result = await s.execute(delete(LLMCallLog).where(LLMCallLog.at < cutoff))
-        return int(result.rowcount or 0)  # type: ignore[attr-defined]
+            result = await s.execute(delete(LLMCallLog).where(LLMCallLog.at < now - self._retention))
+            inputs = await s.execute(
+                delete(NluCallInput).where(NluCallInput.at < now - self._inputs_retention))
+        return int(result.rowcount or 0) + int(inputs.rowcount or 0)  # type: ignore[attr-defined]
 
     async def _purge_loop(self) -> None:
         while True:

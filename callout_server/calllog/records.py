@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 import orjson
 from sqlalchemy import String
 
+from callout_server.calllog.inputs import NluInputs
 from callout_server.calllog.models import LLMCallLog
 from callout_server.db.base import utcnow
 from callout_server.llm import Diagnostic, Usage, resolve_dialect
@@ -111,6 +112,10 @@ class CallRecord:
     reason: str | None = None
     reason_args: dict[str, Any] | None = None
     detail: str | None = None
+    source: str = "live"  # "evaluation": a shadow evaluation's replay, never live traffic
+    # An NLU decision's inputs, on its last attempt's record (not a column: a row of
+    # `nlu_call_inputs` written in the same transaction; see inputs.py)
+    inputs: NluInputs | None = None
 
     @classmethod
     def from_diagnostic(cls, tier: str, diagnostic: Diagnostic | None, **fields: Any) -> CallRecord:
@@ -168,7 +173,7 @@ class CallRecord:
 
 
 # Column names, in the table's order of the dataclass fields.
-COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(CallRecord))
+COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(CallRecord) if f.name != "inputs")
 
 
 TOKEN_KEYS = ("prompt_tokens", "completion_tokens", "reasoning_tokens")
@@ -215,6 +220,7 @@ def log_failure(rec: CallRecord, cfg: LLMConfig, diagnostic: Diagnostic) -> None
 def record_call(recorder: DiagnosticsRecorder | None, tier: str, cfg: LLMConfig,
                 diagnostic: Diagnostic | None, *, started: float,
                 usage: Usage | dict[str, int | None] | None = None, vendor: str | None = None,
+                source: str = "live", inputs: NluInputs | None = None,
                 **fields: Any) -> Diagnostic | None:
     """Hand one model call of any tier to the call log (no I/O: the recorder queues it).
 
@@ -224,13 +230,15 @@ def record_call(recorder: DiagnosticsRecorder | None, tier: str, cfg: LLMConfig,
     the same way the client does it. Usage the vendor reported wins; a
     failed call often has none, and then the counts its diagnostic carries (e.g. the tokens
     reasoning ate) are kept. Other `fields` (call_id, ttft_ms, finish_reason, ...) fill what
-    the diagnostic left empty. Returns the diagnostic carrying its record id, which the
-    caller hands on so ops can find the record.
+    the diagnostic left empty. `source` is "evaluation" for a shadow evaluation's replay;
+    `inputs` (an NLU decision's last attempt) are written beside the record. Returns the
+    diagnostic carrying its record id, which the caller hands on so ops can find the record.
     """
     rec = CallRecord.from_diagnostic(
         tier, diagnostic, model=cfg.model, config_id=cfg.id,
         vendor=vendor or resolve_dialect(cfg).name,
-        latency_ms=round((time.perf_counter() - started) * 1000, 1))
+        latency_ms=round((time.perf_counter() - started) * 1000, 1), source=source,
+        inputs=inputs)
     reported = usage.to_dict() if isinstance(usage, Usage) else (usage or {})
     for key in TOKEN_KEYS:
         if reported.get(key) is not None:

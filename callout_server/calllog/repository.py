@@ -17,7 +17,7 @@ from callout_server.i18n import Locale
 RECORD_FIELDS = (
     "id", "at", "tier", "config_id", "model", "vendor", "code", "message", "advice",
     "finish_reason", "latency_ms", "ttft_ms", "prompt_tokens", "completion_tokens",
-    "reasoning_tokens", "max_tokens", "status", "call_id", "node_id",
+    "reasoning_tokens", "max_tokens", "status", "call_id", "node_id", "source",
     "endpoint", "attempts",  # which endpoint served the call, and the requests it took
 )
 
@@ -57,10 +57,14 @@ def _percentiles(values: list[float]) -> dict[str, float | None]:
 
 
 async def summary(session: AsyncSession, since: datetime) -> dict[str, Any]:
-    """Counts per tier and code, latency and time-to-first-token percentiles per tier."""
+    """Counts per tier and code, latency and time-to-first-token percentiles per tier.
+
+    Live traffic only: a shadow evaluation's replays (`source = 'evaluation'`) are left out.
+    """
+    live = (LLMCallLog.at >= since) & (LLMCallLog.source == "live")
     counts = await session.execute(
         select(LLMCallLog.tier, LLMCallLog.code, func.count())
-        .where(LLMCallLog.at >= since).group_by(LLMCallLog.tier, LLMCallLog.code)
+        .where(live).group_by(LLMCallLog.tier, LLMCallLog.code)
     )
     tiers: dict[str, dict[str, Any]] = {}
     for tier, code, n in counts:
@@ -72,8 +76,7 @@ async def summary(session: AsyncSession, since: datetime) -> dict[str, Any]:
     latency: dict[str, list[float]] = defaultdict(list)
     ttft: dict[str, list[float]] = defaultdict(list)
     rows = await session.execute(
-        select(LLMCallLog.tier, LLMCallLog.latency_ms, LLMCallLog.ttft_ms)
-        .where(LLMCallLog.at >= since)
+        select(LLMCallLog.tier, LLMCallLog.latency_ms, LLMCallLog.ttft_ms).where(live)
     )
     for tier, lat, first in rows:
         if lat is not None:

@@ -27,6 +27,7 @@ async def list_diagnostics(
     model: Annotated[str | None, Query(max_length=200)] = None,
     call_id: Annotated[str | None, Query(max_length=200)] = None,
     node_id: Annotated[str | None, Query(max_length=200)] = None,
+    source: Literal["live", "evaluation"] | None = None,
     since: Since = None,
     until: Until = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
@@ -34,7 +35,7 @@ async def list_diagnostics(
 ) -> dict[str, Any]:
     return await diagnostics.page(limit=limit, before_id=before_id, since=since, until=until,
                                   locale=current(), tier=tier, code=code, model=model,
-                                  call_id=call_id, node_id=node_id)
+                                  call_id=call_id, node_id=node_id, source=source)
 
 
 @router.get("/summary", responses={401: {}, 403: {}, 422: {}})

@@ -172,6 +172,27 @@ class DiagnosticsSettings(_Section):
     stalled_after_s: float = Field(30.0, gt=0)
 
 
+class CalllogSettings(_Section):
+    # Days each NLU call's inputs (utterance, context, intents, slots, instructions) and
+    # decision are kept for shadow evaluation: customers' words. 0 keeps none. Never longer
+    # than [diagnostics] retention_days.
+    nlu_inputs_days: int = Field(7, ge=0, le=3650)
+
+
+class EvaluationSettings(_Section):
+    # Replays in flight at once per evaluation: live traffic is never queued behind them.
+    concurrency: int = Field(4, ge=1, le=64)
+    # Replays started per second at most: each costs the worker what a live decision costs,
+    # so this bounds what an evaluation takes from live calls (bench/bench_evaluation.py).
+    max_rate: float = Field(20.0, gt=0, le=1000)
+    # The most calls one evaluation may replay (its `limit`).
+    max_calls: int = Field(5000, ge=1, le=100_000)
+    # A running evaluation whose worker has not reported for this long is marked failed.
+    stale_after_s: float = Field(15.0, gt=0)
+    # No replay starts while the event loop runs this late (live requests are queueing).
+    busy_lag_ms: float = Field(10.0, gt=0, le=1000)
+
+
 class Settings(_Section):
     server: ServerSettings = Field(default_factory=ServerSettings)
     database: DatabaseSettings = Field(default_factory=DatabaseSettings)
@@ -181,6 +202,8 @@ class Settings(_Section):
     chat: ChatSettings = Field(default_factory=ChatSettings)
     diagnostics: DiagnosticsSettings = Field(default_factory=DiagnosticsSettings)
     audit: AuditSettings = Field(default_factory=AuditSettings)
+    calllog: CalllogSettings = Field(default_factory=CalllogSettings)
+    evaluation: EvaluationSettings = Field(default_factory=EvaluationSettings)
 
     @field_validator("llm", mode="before")
     @classmethod

@@ -161,6 +161,26 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "in_use_move": ("模型配置 {config_id} 是配置 {names} 的回退；先从它们的 fallback_ids 中移除再换层级",
                     "model configuration {config_id} is a fallback of configuration(s) {names}; "
                     "remove it from their fallback_ids before you move it to another tier"),
+    # -- shadow evaluation -----------------------------------------------------------------
+    "evaluation_not_found": ("评估 {evaluation_id} 不存在", "evaluation {evaluation_id} not found"),
+    "evaluation_running": ("评估 {evaluation_id} 正在本工作进程上运行；每个工作进程一次只跑一个评估（等它结束或取消后再开始）",
+                           "evaluation {evaluation_id} is running on this worker; one runs at a "
+                           "time per worker (wait for it, or cancel it, then start the next)"),
+    "evaluation_not_running": ("评估 {evaluation_id} 没有在运行（状态：{status}）",
+                               "evaluation {evaluation_id} is not running (it is {status})"),
+    "unknown_candidate": ("没有模型配置 {candidate_id}", "no model configuration {candidate_id}"),
+    "candidate_wrong_tier": ("配置 {candidate_id} 属于 {tier} 层级；只有意图识别配置可以用意图识别流量评估",
+                             "configuration {candidate_id} is a {tier} configuration; only nlu "
+                             "configurations can be evaluated against NLU traffic"),
+    "candidate_is_active": ("配置 {candidate_id} 就是当前生效的意图识别配置；请评估另一个配置",
+                            "configuration {candidate_id} is the active nlu configuration; "
+                            "evaluate another one against it"),
+    "evaluation_limit": ("最多 {max_calls} 个通话（[evaluation] max_calls）",
+                         "at most {max_calls} calls ([evaluation] max_calls)"),
+    "no_traffic": ("没有符合条件（{filters}）的已记录意图识别通话可回放；输入按 [calllog] nlu_inputs_days 保留（0 表示不保留）",
+                   "no recorded NLU calls match the filter ({filters}): nothing to replay. "
+                   "Inputs are kept [calllog] nlu_inputs_days (0 keeps none)."),
+    "no_traffic_field": ("没有符合条件的已记录通话", "no recorded calls match"),
     "protected_keys": ("不能覆盖 {keys}", "may not override {keys}"),
     "unknown_vendor": ("未知的厂商「{value}」，可选：{names}", "unknown vendor '{value}'; one of: {names}"),
     "enum_needs_values": ("槽位「{slot}」：enum 类型需要非空的 values 列表",

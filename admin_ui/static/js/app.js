@@ -10,6 +10,7 @@ import * as playground from "./pages/playground.js";
 import * as people from "./pages/people.js";
 import * as audit from "./pages/audit.js";
 import { openPasswordDialog } from "./pages/password.js";
+import * as evaluations from "./pages/evaluations.js";
 
 const DEFAULT_ROUTE = "/ai/models";
 const ROUTES = {
@@ -19,6 +20,7 @@ const ROUTES = {
   "/ai/playground": { page: playground, title: "nav_playground", need: "operator" },
   "/admin/people": { page: people, title: "nav_people", need: "admin" },
   "/admin/audit": { page: audit, title: "nav_audit", need: "admin" },
+  "/ai/evaluations": { page: evaluations, title: "nav_evaluations" },
 };
 
 export const session = { me: null };

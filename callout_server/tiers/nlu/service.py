@@ -6,6 +6,10 @@ pooled connections, JSON extraction and validation in memory, and the call log h
 background recorder: one record per decision, naming the endpoint and configuration that
 answered and the requests it took. `deadline_ms` bounds everything, failover included.
 Invalid output is the model's answer, not an endpoint's failure: it is not retried.
+
+A decision's inputs ride on its record to the call log (kept `[calllog] nlu_inputs_days` for
+shadow evaluation); `replay()` sends such recorded inputs to another configuration through
+the very same path, recorded as `source: "evaluation"`.
 """
 
 from __future__ import annotations
@@ -13,8 +17,10 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
+from callout_server.calllog.inputs import NluInputs
 from callout_server.calllog.recorder import DiagnosticsRecorder
 from callout_server.calllog.records import record_call
 from callout_server.i18n import current
@@ -48,16 +54,35 @@ class NluService:
         self._locale = locale
 
     async def decide(self, req: DecideRequest) -> Decision:
-        route = Route.of(self._active_config())
+        outcome = await self._decide(req, Route.of(self._active_config()), "live")
+        if outcome.decision is None:
+            assert outcome.diagnostic is not None
+            raise ModelCallFailed(outcome.diagnostic)
+        return outcome.decision
+
+    async def replay(self, req: DecideRequest, cfg: LLMConfig) -> Outcome:
+        """A recorded decision's inputs sent to `cfg` exactly as live traffic is sent.
+
+        The same prompt, request shaping, pool (the candidate's own endpoints), deadline,
+        extraction and validation as `decide()`; the call is recorded with `source:
+        "evaluation"` and its inputs are never kept (a replay is no traffic to replay later).
+        Cancelling the caller closes the upstream request.
+        """
+        return await self._decide(req, Route.of(cfg), "evaluation")
+
+    async def _decide(self, req: DecideRequest, route: Route, source: str) -> Outcome:
         cfg = route.primary
         started = time.perf_counter()
         deadline_s = (req.deadline_ms / 1000) if req.deadline_ms else cfg.timeout_s
         llm_req = llm_request(req)
+        keep = source == "live" and self._recorder is not None and self._recorder.keeps_nlu_inputs
         call = self._upstreams.call(route, deadline_s=deadline_s)
         served: Served[Completion] | None = None
+        tokens = _Tokens()
         try:
             async with asyncio.timeout(deadline_s):
                 served = await call.complete(llm_req)
+            tokens.add(served.value.usage)
             intent, confidence, slots = self._read(req, served.value)
         except TimeoutError:
             failure = Diagnostic.make(
@@ -69,19 +94,27 @@ class NluService:
         except _Failure as exc:
             failure = exc.diagnostic
         else:
-            self._record(req, call.attempts, started, served)
-            return Decision(intent=intent, confidence=confidence, slots=slots, fallback=False,
-                            model=served.value.model or served.config.model,
-                            latency_ms=_ms_since(started), diagnostic=None)
-        diagnostic = self._record(req, call.attempts, started, served, failure, call=call)
-        assert diagnostic is not None
-        if req.fallback_intent is None:
-            raise ModelCallFailed(diagnostic)
+            latency_ms = _ms_since(started)
+            decision = Decision(intent=intent, confidence=confidence, slots=slots, fallback=False,
+                                model=served.value.model or served.config.model,
+                                latency_ms=latency_ms, diagnostic=None)
+            inputs = _inputs(req, decision, "ok") if keep else None
+            self._record(req, call.attempts, started, served, source=source, inputs=inputs)
+            return Outcome(decision, None, latency_ms, tokens)
+        if served is None:
+            tokens.add(failure)
+        latency_ms = _ms_since(started)
         answered = served.config if served is not None else call.where()[0]
-        return Decision(intent=req.fallback_intent, confidence=None,
-                        slots={s.name: None for s in req.slots}, fallback=True,
-                        model=answered.model, latency_ms=_ms_since(started),
-                        diagnostic=diagnostic.to_dict(current(self._locale)))
+        decision = None if req.fallback_intent is None else Decision(
+            intent=req.fallback_intent, confidence=None, slots={s.name: None for s in req.slots},
+            fallback=True, model=answered.model, latency_ms=latency_ms, diagnostic=None)
+        inputs = _inputs(req, decision, failure.code) if keep and decision is not None else None
+        diagnostic = self._record(req, call.attempts, started, served, failure, call=call,
+                                  source=source, inputs=inputs)
+        assert diagnostic is not None
+        if decision is not None:
+            decision.diagnostic = diagnostic.to_dict(current(self._locale))
+        return Outcome(decision, diagnostic, latency_ms, tokens)
 
     def _read(self, req: DecideRequest, completion: Completion) -> tuple[str | None, float | None, dict[str, Any]]:
         try:
@@ -104,7 +137,8 @@ class NluService:
 
     def _record(self, req: DecideRequest, attempts: int, started: float,
                 served: Served[Completion] | None, diagnostic: Diagnostic | None = None,
-                *, call: Call | None = None) -> Diagnostic | None:
+                *, call: Call | None = None, source: str = "live",
+                inputs: NluInputs | None = None) -> Diagnostic | None:
         """Hand the decision to the call log (one record per call, whatever it took);
         returns the diagnostic carrying its record id."""
         if served is not None:
@@ -118,7 +152,49 @@ class NluService:
             vendor=completion.dialect if completion else None,
             max_tokens=completion.max_tokens if completion else None,
             finish_reason=completion.finish_reason if completion else None,
-            endpoint=endpoint, attempts=attempts)
+            endpoint=endpoint, attempts=attempts, source=source, inputs=inputs)
+
+
+class _Tokens:
+    """Tokens a decision's attempts spent, summed (None until one reports a count)."""
+
+    __slots__ = ("completion_tokens", "prompt_tokens", "reasoning_tokens")
+
+    def __init__(self) -> None:
+        self.prompt_tokens: int | None = None
+        self.completion_tokens: int | None = None
+        self.reasoning_tokens: int | None = None
+
+    def add(self, counts: object) -> None:
+        """Counts from a `Usage` or a `Diagnostic` (same attribute names)."""
+        for key in self.__slots__:
+            value = getattr(counts, key, None)
+            if isinstance(value, int):
+                setattr(self, key, (getattr(self, key) or 0) + value)
+
+
+@dataclass(slots=True, frozen=True)
+class Outcome:
+    """A decision and what it cost: `decision` None when it failed with no fallback intent
+    (`diagnostic` says why; live traffic gets a 502/504)."""
+
+    decision: Decision | None
+    diagnostic: Diagnostic | None  # the last attempt's, when it failed
+    latency_ms: int
+    tokens: _Tokens
+
+    @property
+    def code(self) -> str:
+        return "ok" if self.diagnostic is None else self.diagnostic.code
+
+
+
+def _inputs(req: DecideRequest, decision: Decision, code: str) -> NluInputs:
+    """The decision's inputs for the call log: the request is only referenced here (the
+    background writer serialises it), so the hot path pays for one small dict."""
+    return NluInputs(req, {"intent": decision.intent, "slots": decision.slots,
+                           "fallback": decision.fallback, "code": code,
+                           "confidence": decision.confidence}, decision.latency_ms)
 
 
 class _Failure(Exception):

@@ -5,6 +5,7 @@ import { badge, confirmDialog, diagnosticBox, errorBanner, fieldLabel, h, pageHe
 import { TIERS, openEditor } from "./model_form.js";
 import { can } from "../roles.js";
 import { endpointResults, upstreamSection } from "./upstreams.js";
+import { openEvaluate } from "./evaluations.js";
 
 // Fields a rollback may restore (never key material, never bookkeeping).
 const ROLLBACK_FIELDS = ["tier", "name", "base_url", "model", "api_style", "timeout_s", "max_tokens", "temperature",
@@ -83,6 +84,8 @@ export function render(main, ctx) {
     // configuration leaves "activate" empty instead of shifting the others).
     const act = (slot, label, fn, cls = "btn btn-sm") => h("button", { type: "button", class: `${cls} act-${slot}`,
       "aria-label": `${label === t("test_short") ? t("test") : label}: ${c.name}`, onclick: (ev) => fn(ev.currentTarget) }, label);
+    // Running an evaluation calls a model: an operator's, like test connection.
+    const evaluable = canEdit && c.tier === "nlu" && !c.is_active;
     return h("tr", { "data-config-id": c.id, class: c.is_active ? "row-active" : "" },
       h("th", { scope: "row" }, h("div", { class: "cell-name" }, c.name), h("div", { class: "cell-sub mono truncate", title: c.base_url }, c.base_url),
         poolSummary(c)),
@@ -99,7 +102,8 @@ export function render(main, ctx) {
         // An active configuration keeps the slot's size (hidden), so every row's grid is the same.
         !canEdit ? null : c.is_active ? h("span", { class: "btn btn-sm act-activate act-placeholder", "aria-hidden": "true" }, t("activate"))
           : act("activate", t("activate"), (b) => activate(c, b)),
-        canEdit ? act("delete", t("delete"), () => remove(c), "btn btn-sm btn-danger-outline") : null)));
+        canEdit ? act("delete", t("delete"), () => remove(c), "btn btn-sm btn-danger-outline") : null,
+        evaluable ? act("evaluate", t("eval_action"), () => openEvaluate(c, ctx.navigate)) : null)));
   }
 
   async function edit(c) {
