@@ -178,7 +178,7 @@ const zh = {
   // shadow evaluation
   nav_evaluations: "影子评估", eval_title: "影子评估",
   eval_intro: "切换 NLU 模型之前，用最近的真实通话回放候选配置，对比决策与速度。当前生效配置不受影响。",
-  eval_action: "用近期流量评估", eval_dialog_title: "用近期流量评估",
+  eval_action: "用近期流量评估", eval_short: "评估", eval_dialog_title: "用近期流量评估",
   eval_dialog_intro: "把最近记录的 NLU 调用按原样发给「{name}」（{model}），与当时的决策逐条对比。",
   eval_node: "节点", eval_node_hint: "留空：所有节点", eval_limit: "通话数", eval_limit_hint: "取最近的这么多条（默认 500）",
   eval_limit_invalid: "请输入正整数", eval_since_hint: "可选：只取此时间之后的通话",
@@ -370,7 +370,7 @@ const en = {
   draft_status_complete: "complete", draft_status_truncated: "truncated",
   nav_evaluations: "Shadow evaluation", eval_title: "Shadow evaluation",
   eval_intro: "Before switching the NLU model, replay recent real calls against a candidate and compare decisions and speed. The active configuration is not touched.",
-  eval_action: "Evaluate against recent traffic", eval_dialog_title: "Evaluate against recent traffic",
+  eval_action: "Evaluate against recent traffic", eval_short: "Evaluate", eval_dialog_title: "Evaluate against recent traffic",
   eval_dialog_intro: "The most recent recorded NLU calls are sent as they were to “{name}” ({model}) and each answer is compared with the decision made then.",
   eval_node: "Node", eval_node_hint: "Empty: all nodes", eval_limit: "Calls", eval_limit_hint: "The most recent this many (default 500)",
   eval_limit_invalid: "Enter a positive whole number", eval_since_hint: "Optional: only calls after this time",

@@ -82,8 +82,10 @@ export function render(main, ctx) {
   function row(c) {
     // Each action has its own grid slot, so the buttons line up from row to row (an active
     // configuration leaves "activate" empty instead of shifting the others).
+    // Short labels keep the actions column narrow; the full name is the accessible one.
+    const LONG = { [t("test_short")]: t("test"), [t("eval_short")]: t("eval_action") };
     const act = (slot, label, fn, cls = "btn btn-sm") => h("button", { type: "button", class: `${cls} act-${slot}`,
-      "aria-label": `${label === t("test_short") ? t("test") : label}: ${c.name}`, onclick: (ev) => fn(ev.currentTarget) }, label);
+      "aria-label": `${LONG[label] ?? label}: ${c.name}`, title: LONG[label] ?? null, onclick: (ev) => fn(ev.currentTarget) }, label);
     // Running an evaluation calls a model: an operator's, like test connection.
     const evaluable = canEdit && c.tier === "nlu" && !c.is_active;
     return h("tr", { "data-config-id": c.id, class: c.is_active ? "row-active" : "" },
@@ -103,7 +105,7 @@ export function render(main, ctx) {
         !canEdit ? null : c.is_active ? h("span", { class: "btn btn-sm act-activate act-placeholder", "aria-hidden": "true" }, t("activate"))
           : act("activate", t("activate"), (b) => activate(c, b)),
         canEdit ? act("delete", t("delete"), () => remove(c), "btn btn-sm btn-danger-outline") : null,
-        evaluable ? act("evaluate", t("eval_action"), () => openEvaluate(c, ctx.navigate)) : null)));
+        evaluable ? act("evaluate", t("eval_short"), () => openEvaluate(c, ctx.navigate)) : null)));
   }
 
   async function edit(c) {
