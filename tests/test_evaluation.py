@@ -254,6 +254,14 @@ async def test_cancel_closes_in_flight_calls_at_once_and_one_runs_per_worker(
             sent = await emulator.requests(cand)
             return all(x.get("disconnected") for x in sent)
         await eventually(closed, 10.0)
+        # Who replayed customers' words, and who stopped it: in the audit trail.
+        trail = (await client.get("/api/admin/audit", params={"action": "evaluation"},
+                                  headers=ADMIN_HEADERS)).json()["items"]
+        assert [(e["action"], e["target"]) for e in trail] == [
+            ("evaluation.cancel", f"evaluation:{evaluation_id}"),
+            ("evaluation.start", f"evaluation:{evaluation_id}")]
+        assert trail[1]["detail"]["candidate_id"] == cand_id and trail[1]["detail"]["calls"] == 12
+        assert trail[1]["via"] == "token"
         # cancelling again is no error; a new one may start now
         assert (await client.post(f"{EVALS}/{evaluation_id}/cancel",
                                   headers=ADMIN_HEADERS)).status_code == 204

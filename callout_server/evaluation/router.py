@@ -39,7 +39,7 @@ PageLimit = Annotated[int, Query(ge=1, le=500)]
              responses={**_AUTH, 409: _ERR, 422: _ERR, 503: _ERR})
 async def start_evaluation(body: EvaluationCreate, who: Operator,
                            evaluations: Evaluations) -> Started:
-    return await evaluations.begin(body, actor=who.name)
+    return await evaluations.begin(body, who.actor)
 
 
 @router.get("", response_model=EvaluationList, responses={**_AUTH, 422: _ERR, 503: _ERR})
@@ -69,7 +69,7 @@ async def evaluation_disagreements(
 
 @router.post("/{evaluation_id}/cancel", status_code=204,
              responses={**_AUTH, 404: _ERR, 409: _ERR, 503: _ERR})
-async def cancel_evaluation(evaluation_id: RowId, _: Operator,
+async def cancel_evaluation(evaluation_id: RowId, who: Operator,
                             evaluations: Evaluations) -> Response:
-    await evaluations.cancel(evaluation_id)
+    await evaluations.cancel(evaluation_id, who.actor)
     return Response(status_code=204)

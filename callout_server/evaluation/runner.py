@@ -25,6 +25,7 @@ worker shuts down). A bug ends it `failed` too; it is never left `running`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Sequence
 from typing import Any
@@ -107,6 +108,7 @@ class EvaluationRun:
         self._concurrency = concurrency
         self._report_interval_s = report_interval_s
         self._buffer: list[dict[str, Any]] = []
+        self._writing: asyncio.Task[bool] | None = None  # the progress write under way
         self.done = 0  # replayed or skipped, written or not
         self._skipped = 0
         self._stop: tuple[str, str | None] = ("cancelled", None)
@@ -208,6 +210,13 @@ class EvaluationRun:
         # Every replay counted in `done` has its row in the buffer at this point (both are
         # updated together, with no await between).
         rows, self._buffer, done = self._buffer, [], self.done
+        # Shielded: the watcher is cancelled when the run ends, and a write cut off in its
+        # commit could not tell whether its rows landed (put back, they were written twice).
+        # The write finishes on its own; `_finish` waits for it.
+        self._writing = asyncio.create_task(self._write(rows, done))
+        return await asyncio.shield(self._writing)
+
+    async def _write(self, rows: list[dict[str, Any]], done: int) -> bool:
         try:
             async with self._db.session() as s:
                 await repository.add_results(s, rows)
@@ -219,6 +228,9 @@ class EvaluationRun:
     async def _finish(self, status: str, reason: str | None) -> None:
         try:
             async with asyncio.timeout(FINISH_TIMEOUT_S):
+                if self._writing is not None:  # a progress write still going: its rows first
+                    with contextlib.suppress(Exception):
+                        await self._writing
                 rows, self._buffer = self._buffer, []
                 async with self._db.session() as s:
                     await repository.add_results(s, rows)

@@ -25,6 +25,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from callout_server.audit.trail import Actor, record
 from callout_server.config.errors import ConfigNotFound, DatabaseUnavailable
 from callout_server.config.service import ConfigService
 from callout_server.db.base import utcnow
@@ -149,7 +150,7 @@ class EvaluationService:
 
     # -- start -----------------------------------------------------------------------------
 
-    async def begin(self, body: EvaluationCreate, actor: str) -> Started:
+    async def begin(self, body: EvaluationCreate, actor: Actor) -> Started:
         async with self._lock:
             if self._run is not None:
                 raise EvaluationRunning(self._run.id)
@@ -166,11 +167,15 @@ class EvaluationService:
                     status="running", candidate_id=body.candidate_id,
                     candidate_name=candidate.name[:128], candidate_model=candidate.model[:256],
                     since=body.since, node_id=body.node_id, limit=body.limit, total=len(ids),
-                    done=0, owner=self.owner, heartbeat_at=now, created_by=actor[:128],
+                    done=0, owner=self.owner, heartbeat_at=now, created_by=actor.name[:128],
                     created_at=now)
                 s.add(row)
                 await s.flush()
                 evaluation_id = row.id
+                # Who replayed customers' words against which model: in the same transaction.
+                record(s, actor, "evaluation.start", target=f"evaluation:{evaluation_id}",
+                       detail={"candidate_id": body.candidate_id, "node_id": body.node_id,
+                               "calls": len(ids)})
             run = EvaluationRun(evaluation_id, candidate, ids, nlu=self._nlu, db=self._db,
                                 concurrency=self.concurrency,
                                 max_rate=self.max_rate,
@@ -200,9 +205,13 @@ class EvaluationService:
 
     # -- cancel ----------------------------------------------------------------------------
 
-    async def cancel(self, evaluation_id: int, timeout_s: float = 5.0) -> None:
+    async def cancel(self, evaluation_id: int, actor: Actor | None = None,
+                     timeout_s: float = 5.0) -> None:
         run = self._run
         if run is not None and run.id == evaluation_id:
+            if actor is not None:
+                async with self._session() as s:
+                    record(s, actor, "evaluation.cancel", target=f"evaluation:{evaluation_id}")
             run.stop("cancelled")
             await run.wait(timeout_s)  # its end is written when this returns (bounded)
             return
@@ -215,6 +224,8 @@ class EvaluationService:
             if row.status != "running":
                 raise EvaluationNotRunning(evaluation_id, row.status)
             await repository.request_cancel(s, evaluation_id)
+            if actor is not None:
+                record(s, actor, "evaluation.cancel", target=f"evaluation:{evaluation_id}")
 
     # -- reads -----------------------------------------------------------------------------
 

@@ -5,11 +5,11 @@ import { fmtNum, fmtTime, has, labelOf, t, tierLabel } from "../i18n.js";
 import { badge, errorBanner, field, fieldLabel, h, jsonBlock, pageHeader, replace, setBusy } from "../ui.js";
 import { parseLocalTime } from "./diagnostics.js";
 
-const FAMILIES = ["config", "user", "auth", "draft"];
+const FAMILIES = ["config", "user", "auth", "draft", "evaluation"];
 const ACTIONS = ["config.create", "config.update", "config.activate", "config.delete",
   "user.create", "user.update", "user.delete",
   "auth.login", "auth.login_failed", "auth.logout", "auth.password_change", "auth.password_change_failed",
-  "draft.create", "draft.update", "draft.delete"];
+  "draft.create", "draft.update", "draft.delete", "evaluation.start", "evaluation.cancel"];
 
 function actionKind(action) {
   if (/failed$/.test(action)) return "error";
