@@ -77,21 +77,28 @@ def _skip_balanced(src: str, i: int) -> int:
     return i
 
 
-def _split_args(src: str, start: int, end: int) -> list[tuple[int, str]]:
-    """Top-level comma-separated pieces of src[start:end] with their offsets."""
-    out, i, piece = [], start, start
+def _top_level(src: str, i: int, end: int, stops: str) -> int:
+    """Index of the first character in `stops` from i on that is outside strings and
+    brackets (`end` when there is none)."""
     while i < end:
         c = src[i]
         if c in "\"'`":
             i = _skip_string(src, i)
-            continue
-        if c in "([{":
+        elif c in "([{":
             i = _skip_balanced(src, i)
-            continue
-        if c == ",":
-            out.append((piece, src[piece:i]))
-            piece = i + 1
-        i += 1
+        elif c in stops:
+            return i
+        else:
+            i += 1
+    return end
+
+
+def _split_args(src: str, start: int, end: int) -> list[tuple[int, str]]:
+    """Top-level comma-separated pieces of src[start:end] with their offsets."""
+    out, piece = [], start
+    while (comma := _top_level(src, piece, end, ",")) < end:
+        out.append((piece, src[piece:comma]))
+        piece = comma + 1
     if src[piece:end].strip():
         out.append((piece, src[piece:end]))
     return out
@@ -182,19 +189,7 @@ def screen_literals(src: str) -> list[tuple[int, str]]:
             add(offset, arg)
     for pattern in (_PROP, _ASSIGN):
         for m in pattern.finditer(src):
-            end = len(src)
             # the value runs to the next top-level , ; ) or } after it
-            i = m.end()
-            while i < end:
-                c = src[i]
-                if c in "\"'`":
-                    i = _skip_string(src, i)
-                    continue
-                if c in "([{":
-                    i = _skip_balanced(src, i)
-                    continue
-                if c in ",;)}\n":
-                    break
-                i += 1
+            i = _top_level(src, m.end(), len(src), ",;)}\n")
             add(m.end(), src[m.end():i])
     return found

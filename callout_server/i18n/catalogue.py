@@ -251,8 +251,6 @@ class _Blank(dict[str, Any]):
 def text(key: str, locale: Locale, /, **values: Any) -> str:
     """The message `key` in `locale`, its fields filled from `values`."""
     zh, en = MESSAGES[key]
-    # A value may itself be a message (a reason inside a sentence): same language.
-    values = {k: v.render(locale) if isinstance(v, Msg) else v for k, v in values.items()}
     return (en if locale == "en" else zh).format_map(_Blank(values))
 
 
