@@ -156,6 +156,15 @@ def call_values(source: object) -> dict[str, Any]:
     return {name: getattr(source, name) for name in CALL_FIELDS}
 
 
+def repeated_base_url(base_url: str, endpoints: Any) -> int | None:
+    """Index of the endpoint that repeats `base_url` (already the first endpoint), if any."""
+    base = base_url.rstrip("/")
+    for i, ep in enumerate(endpoint_dicts(endpoints)):
+        if ep["base_url"].rstrip("/") == base:
+            return i
+    return None
+
+
 def endpoint_dicts(endpoints: Any) -> list[dict[str, Any]]:
     """Endpoints as stored and shown: [{"base_url", "weight"}] from models, rows or values."""
     out = []

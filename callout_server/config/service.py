@@ -42,6 +42,7 @@ from callout_server.config.schemas import (
     RevisionOut,
     call_values,
     endpoint_dicts,
+    repeated_base_url,
 )
 from callout_server.config.secrets import SecretBox, SecretDecryptError
 from callout_server.config.snapshot import (
@@ -334,10 +335,10 @@ class ConfigService:
         """What pydantic cannot see alone: the endpoints beside base_url, and fallback ids
         against the stored configurations (422 naming the field; 409 `in_use` for a tier
         change under configurations that fall back to this one)."""
-        base = values["base_url"].rstrip("/")
-        for i, ep in enumerate(endpoint_dicts(values.get("endpoints"))):
-            if ep["base_url"].rstrip("/") == base:
-                raise PoolInvalid(field=f"endpoints.{i}.base_url", code="endpoint_repeats_base_url")
+        repeated = repeated_base_url(values["base_url"], values.get("endpoints"))
+        if repeated is not None:
+            raise PoolInvalid(field=f"endpoints.{repeated}.base_url",
+                              code="endpoint_repeats_base_url")
         own_id = row.id if row is not None else None
         if row is not None and tier != row.tier:
             users = await self._fallback_users(repo, row.id)

@@ -18,7 +18,13 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, m
 from callout_server.audit.settings import AuditSettings
 from callout_server.auth.settings import AuthSettings
 from callout_server.config.model import TIERS, Tier
-from callout_server.config.schemas import ConfigValues, EndpointIn, call_values, check_endpoints
+from callout_server.config.schemas import (
+    ConfigValues,
+    EndpointIn,
+    call_values,
+    check_endpoints,
+    repeated_base_url,
+)
 from callout_server.config.vendors import check_vendor
 from callout_server.i18n import invalid
 from callout_server.llm.config import LLMConfig
@@ -125,8 +131,7 @@ class LLMSection(_Section, ConfigValues):
 
     @model_validator(mode="after")
     def _not_twice(self) -> LLMSection:
-        base = self.base_url.rstrip("/")
-        if any(ep.base_url.rstrip("/") == base for ep in self.endpoints):
+        if repeated_base_url(self.base_url, self.endpoints) is not None:
             raise invalid("endpoint_repeats_base_url")
         return self
 
