@@ -19,6 +19,7 @@ from callout_server.audit.schemas import AuditEventOut, AuditPage
 from callout_server.audit.settings import AuditSettings
 from callout_server.db.base import utcnow
 from callout_server.db.engine import Database
+from callout_server.db.retention import purge_every
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +74,10 @@ class AuditLog:
                 return total
 
     async def start(self) -> None:
-        self._purger = asyncio.create_task(self._purge_loop(), name="audit-purge")
+        self._purger = asyncio.create_task(purge_every(
+            self._interval_s, self.purge_expired, logger=log,
+            purged="audit trail: purged %d events past retention",
+            failed="audit purge failed: %s"), name="audit-purge")
 
     async def stop(self) -> None:
         purger, self._purger = self._purger, None
@@ -82,12 +86,3 @@ class AuditLog:
             with contextlib.suppress(BaseException):
                 await asyncio.wait([purger], timeout=2.0)
 
-    async def _purge_loop(self) -> None:
-        while True:
-            await asyncio.sleep(self._interval_s)
-            try:
-                purged = await self.purge_expired()
-                if purged:
-                    log.info("audit trail: purged %d events past retention", purged)
-            except Exception as exc:  # the database may be down: try again next interval
-                log.warning("audit purge failed: %s", type(exc).__name__)

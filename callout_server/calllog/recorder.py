@@ -42,6 +42,7 @@ from callout_server.calllog.records import COLUMNS, CallRecord
 from callout_server.calllog.refusals import is_refused_data
 from callout_server.db.base import SCHEMA, utcnow
 from callout_server.db.engine import Database
+from callout_server.db.retention import purge_every
 
 log = logging.getLogger(__name__)
 
@@ -128,7 +129,10 @@ class DiagnosticsRecorder:
         self._stopping = False
         self._stopped.clear()
         self._writer = asyncio.create_task(self._write_loop(), name="calllog-writer")
-        self._purger = asyncio.create_task(self._purge_loop(), name="calllog-purge")
+        self._purger = asyncio.create_task(purge_every(
+            self._purge_interval_s, self.purge_expired, logger=log,
+            purged="call log: purged %d records past retention",
+            failed="call log purge failed: %s"), name="calllog-purge")
 
     async def stop(self, timeout_s: float = 3.0) -> None:
         """Stop the background tasks and write what is queued, within about `timeout_s`."""
@@ -303,13 +307,3 @@ class DiagnosticsRecorder:
                 delete(NluCallInput).where(NluCallInput.at < now - self._inputs_retention))
         return int(result.rowcount or 0) + int(inputs.rowcount or 0)  # type: ignore[attr-defined]
 
-    async def _purge_loop(self) -> None:
-        while True:
-            # Sleep first: a worker restart is no reason to hit the table at once.
-            await asyncio.sleep(self._purge_interval_s)
-            try:
-                purged = await self.purge_expired()
-                if purged:
-                    log.info("call log: purged %d records past retention", purged)
-            except Exception as exc:
-                log.warning("call log purge failed: %s", type(exc).__name__)
