@@ -150,6 +150,12 @@ def shot(page: Any, name: str, *, full_page: bool = False) -> Path:
     return path
 
 
+def config_row(page: Any, name: str) -> Any:
+    """A configuration's row in the models table (not its endpoints' rows in the upstream
+    health table below, which name the configuration the same way)."""
+    return page.get_by_test_id("configs-table").locator(f"tr:has(th .cell-name:text-is('{name}'))")
+
+
 def login(page: Any, base: str, *, user: str = ADMIN_USER, password: str = ADMIN_PASSWORD,
           route: str = "/ai/models") -> None:
     page.goto(f"{base}/admin#{route}")

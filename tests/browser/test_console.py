@@ -17,7 +17,7 @@ import httpx
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import SCREENSHOT_DIR, login, require_route, shot
+from tests.browser.conftest import SCREENSHOT_DIR, config_row, login, require_route, shot
 from tests.fixtures.database import ADMIN_HEADERS, SERVICE_HEADERS, llm_config_body
 
 KEY = "sk-7f3a1234567890abcd"
@@ -104,7 +104,7 @@ def test_models_create_edit_conflict_and_test_connection(page: Any, console_serv
     assert ["deepseek", "DeepSeek (deepseek)"] in options and options[0][0] == ""
     vendor.select_option("vllm")
     dlg.get_by_role("button", name="保存").click()
-    row = page.locator("tr:has(th .cell-name:text-is('browser-nlu'))")
+    row = config_row(page, "browser-nlu")
     row.wait_for()
     assert MASKED in row.inner_text() and KEY not in page.content()
 
@@ -179,7 +179,7 @@ def test_moving_a_keyed_config_to_another_host_asks_for_the_key(page: Any, conso
         r = c.post("/api/admin/llm-configs", json=llm_config_body(name=name, base_url=home, api_key=KEY))
         assert r.status_code == 201, r.text
     login(page, console_server)
-    row = page.locator(f"tr:has(th .cell-name:text-is('{name}'))")
+    row = config_row(page, name)
     row.get_by_role("button", name=f"编辑: {name}").click()
     dlg = page.locator("dialog[open]")
     banner = dlg.get_by_test_id("key-host-changed")
@@ -313,7 +313,7 @@ def test_console_details_for_a_first_time_operator(page: Any, console_server: st
     assert "留空" in hint and "保留原 Key" not in hint, hint
     dlg.get_by_role("button", name="取消").click()
     # Edit a configuration without a key: "set", not "replace" or "keep".
-    row = page.locator(f"tr:has(th .cell-name:text-is('{name}'))")
+    row = config_row(page, name)
     row.get_by_role("button", name=f"编辑: {name}").click()
     dlg = page.locator("dialog[open]")
     assert "还没有 Key" in dlg.get_by_test_id("key-hint").inner_text()

@@ -15,7 +15,7 @@ import httpx
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import login, shot
+from tests.browser.conftest import config_row, login, shot
 
 KEY = "gpustack_7f3a1234567890f1a2"
 MASKED = "gpustack_7f3a****f1a2"
@@ -40,10 +40,6 @@ def create_config(page: Any, name: str, *, tier: str = "nlu", model: str = "qwen
         dlg.get_by_label("API Key").fill(key)
     dlg.get_by_role("button", name="保存").click()
     page.locator(f"tr:has(th:has-text('{name}'))").wait_for()
-
-
-def row(page: Any, name: str) -> Any:
-    return page.locator(f"tr:has(th .cell-name:text-is('{name}'))")
 
 
 def test_console_headers_and_assets(fake_server: str) -> None:
@@ -107,7 +103,7 @@ def test_models_create_edit_keep_key_conflict_validation(page: Any, fake_server:
             if "/api/admin/llm-configs" in r.url and r.method in ("POST", "PUT") else None)
     login(page, fake_server)
     create_config(page, "qwen-nlu")
-    r = row(page, "qwen-nlu")
+    r = config_row(page, "qwen-nlu")
     assert MASKED in r.inner_text() and KEY not in page.content()
     assert sent[-1][2]["api_key"] == KEY and sent[-1][3].get("x-csrf-token")
 
@@ -121,11 +117,11 @@ def test_models_create_edit_keep_key_conflict_validation(page: Any, fake_server:
     dlg.wait_for(state="detached")
     method, _, body, _ = sent[-1]
     assert method == "PUT" and "api_key" not in body and body["version"] == 1 and body["max_tokens"] == 400
-    row(page, "qwen-nlu").filter(has_text="版本 2").wait_for()
-    assert MASKED in row(page, "qwen-nlu").inner_text()
+    config_row(page, "qwen-nlu").filter(has_text="版本 2").wait_for()
+    assert MASKED in config_row(page, "qwen-nlu").inner_text()
 
     # validation error next to its field
-    row(page, "qwen-nlu").get_by_role("button", name="编辑: qwen-nlu").click()
+    config_row(page, "qwen-nlu").get_by_role("button", name="编辑: qwen-nlu").click()
     dlg = page.locator("dialog[open]")
     dlg.get_by_label("接口地址").fill("ftp://nowhere")
     dlg.get_by_role("button", name="保存").click()
@@ -154,21 +150,21 @@ def test_models_create_edit_keep_key_conflict_validation(page: Any, fake_server:
     assert sent[-1][2]["version"] == 3
 
     # replace the key
-    row(page, "qwen-nlu").get_by_role("button", name="编辑: qwen-nlu").click()
+    config_row(page, "qwen-nlu").get_by_role("button", name="编辑: qwen-nlu").click()
     dlg = page.locator("dialog[open]")
     dlg.get_by_role("button", name="更换 Key").click()
     dlg.get_by_label("新的 API Key").fill("sk-newkey-abcdef123456")
     dlg.get_by_role("button", name="保存").click()
     dlg.wait_for(state="detached")
     assert sent[-1][2]["api_key"] == "sk-newkey-abcdef123456"
-    row(page, "qwen-nlu").filter(has_text="sk-newk****3456").wait_for()
+    config_row(page, "qwen-nlu").filter(has_text="sk-newk****3456").wait_for()
     assert not page.errors, page.errors
 
 
 def test_models_test_connection_history_rollback_activate_delete(page: Any, fake_server: str) -> None:
     login(page, fake_server)
     create_config(page, "think-chat", tier="chat", model="qwen-think")
-    r = row(page, "think-chat")
+    r = config_row(page, "think-chat")
     r.get_by_role("button", name="测试连接: think-chat").click()
     result = page.get_by_test_id("test-result")
     result.get_by_test_id("test-status").wait_for()
@@ -188,7 +184,7 @@ def test_models_test_connection_history_rollback_activate_delete(page: Any, fake
     cur = other.get(f"/api/admin/llm-configs/{cid}").json()
     other.put(f"/api/admin/llm-configs/{cid}", json={**cur, "max_tokens": 64})
     page.reload()
-    row(page, "think-chat").get_by_role("button", name="修改历史: think-chat").click()
+    config_row(page, "think-chat").get_by_role("button", name="修改历史: think-chat").click()
     revs = page.get_by_test_id("revisions")
     revs.locator(".revision").first.wait_for()
     assert "max_tokens" in revs.inner_text() and "64" in revs.inner_text()
@@ -200,18 +196,18 @@ def test_models_test_connection_history_rollback_activate_delete(page: Any, fake
     assert other.get(f"/api/admin/llm-configs/{cid}").json()["has_api_key"] is True
 
     # activate: the chat tier's active config now comes from the database
-    row(page, "think-chat").get_by_role("button", name="设为生效: think-chat").click()
+    config_row(page, "think-chat").get_by_role("button", name="设为生效: think-chat").click()
     page.locator("dialog[open]").get_by_role("button", name="确认").click()
     page.get_by_test_id("active-chat").filter(has_text="数据库").wait_for()
     shot(page, "02-models")
 
     # delete asks first; cancel keeps it, confirm removes it
-    row(page, "think-chat").get_by_role("button", name="删除: think-chat").click()
+    config_row(page, "think-chat").get_by_role("button", name="删除: think-chat").click()
     page.locator("dialog[open]").get_by_role("button", name="取消").click()
-    assert row(page, "think-chat").count() == 1
-    row(page, "think-chat").get_by_role("button", name="删除: think-chat").click()
+    assert config_row(page, "think-chat").count() == 1
+    config_row(page, "think-chat").get_by_role("button", name="删除: think-chat").click()
     page.locator("dialog[open]").get_by_role("button", name="删除").click()
-    row(page, "think-chat").wait_for(state="detached")
+    config_row(page, "think-chat").wait_for(state="detached")
     assert not page.errors, page.errors
 
 

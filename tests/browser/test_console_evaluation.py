@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 from playwright.sync_api import expect
 
-from tests.browser.conftest import login, shot
+from tests.browser.conftest import config_row, login, shot
 from tests.fixtures.database import ADMIN_HEADERS, SERVICE_HEADERS, llm_config_body
 
 NODE = "browser-eval"
@@ -65,7 +65,7 @@ def candidate(base: str, emulator: Any, name: str, reply: dict[str, Any]) -> str
 
 def start_from_row(page: Any, name: str, calls: str) -> None:
     page.goto(page.url.split("#")[0] + "#/ai/models")
-    row = page.locator(f"tr:has(th .cell-name:text-is('{name}'))")
+    row = config_row(page, name)
     row.get_by_role("button", name=f"用近期流量评估: {name}").click()
     dlg = page.get_by_test_id("eval-dialog")
     dlg.get_by_label("节点").fill(NODE)
@@ -85,7 +85,7 @@ def test_run_watch_read_cancel_and_list_an_evaluation(pg_url: str, console_serve
     login(page, console_server)
 
     # the active row offers no evaluation of itself
-    active_row = page.locator("tr:has(th .cell-name:text-is('live-nlu'))")
+    active_row = config_row(page, "live-nlu")
     active_row.wait_for()
     assert active_row.get_by_role("button", name="用近期流量评估: live-nlu").count() == 0
 

@@ -24,7 +24,7 @@ from typing import Any
 import httpx
 from playwright.sync_api import expect
 
-from tests.browser.conftest import login, shot
+from tests.browser.conftest import config_row, login, shot
 from tests.console_text import dictionaries
 from tests.fixtures.database import ADMIN_HEADERS, SERVICE_HEADERS, llm_config_body
 
@@ -113,7 +113,7 @@ def setup_data(base: str, emulator: Any) -> dict[str, Any]:
 
 def visit_models(page: Any, base: str, lang: str) -> None:
     page.goto(f"{base}/admin#/ai/models")
-    row = page.get_by_test_id("configs-table").locator("tr:has(th .cell-name:text-is('lang-nlu'))")
+    row = config_row(page, "lang-nlu")
     row.wait_for()
     test_name = {"zh": "测试连接: lang-nlu", "en": "Test connection: lang-nlu"}[lang]
     row.get_by_role("button", name=test_name).click()

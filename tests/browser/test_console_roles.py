@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 from playwright.sync_api import expect
 
-from tests.browser.conftest import login, shot
+from tests.browser.conftest import config_row, login, shot
 from tests.fixtures.database import ADMIN_HEADERS, llm_config_body
 
 
@@ -52,7 +52,7 @@ def test_a_viewer_reads_and_changes_nothing(console_server: str, page: Any) -> N
     _config(console_server, "viewer-sees-this")
     _user(console_server, "vera", "viewer", "vera-viewer-password")
     login(page, console_server, user="vera", password="vera-viewer-password")
-    row = page.locator("tr:has(th .cell-name:text-is('viewer-sees-this'))")
+    row = config_row(page, "viewer-sees-this")
     row.wait_for()
     assert page.get_by_test_id("user-role").inner_text() == "只读"
     assert _nav(page) == ["模型配置", "诊断记录", "影子评估"]
@@ -90,7 +90,7 @@ def test_an_operator_edits_models_but_manages_no_people(console_server: str, pag
     _config(console_server, "operator-edits-this")
     _user(console_server, "otto", "operator", "otto-operator-password")
     login(page, console_server, user="otto", password="otto-operator-password")
-    row = page.locator("tr:has(th .cell-name:text-is('operator-edits-this'))")
+    row = config_row(page, "operator-edits-this")
     row.wait_for()
     assert page.get_by_test_id("user-role").inner_text() == "操作员"
     assert _nav(page) == ["模型配置", "诊断记录", "调试台", "影子评估"]
