@@ -1,7 +1,8 @@
 """The cue tables call screening reads: carrier announcements, voicemail and call-assistant
 greetings, IVR menus, and how people answer. Data, read by `screening.py`; phrases are
 folded like the transcript (`normalize.fold`), so punctuation, spaces, full-width and
-traditional forms need no entries of their own (`您所撥的電話忙線中` is `您所拨的电话忙线中`).
+traditional forms need no entries of their own (`您所撥的電話忙線中` is `您所拨的电话忙线中`);
+`*` stands for up to three tokens (`机主的*助理`: 机主的助理, 机主的私人助理).
 
 The three mainland carriers and the Taiwan/Hong Kong ones word their announcements the same
 way: a lead (您拨打的电话 / 您所拨打的用户 / the subscriber you dialed), a status (已关机, 是空号,
@@ -40,7 +41,7 @@ STATUSES: dict[str, tuple[str, ...]] = {
         "been disconnected",
     ),
     "busy": (
-        "正忙", "忙线", "正在通话", "通话中", "占线", "is busy", "busy now", "line is busy",
+        "正忙", "忙线", "正在通话", "通话中", "占线", "用户忙", "电话忙", "线路忙", "is busy", "busy now", "line is busy",
     ),
     "unreachable": (
         "无法接通", "暂时无法接通", "不在服务区", "无人接听", "无人应答", "无人回应", "无法接听",
@@ -71,7 +72,7 @@ OWN_LINE = (
 # A voicemail box or a phone's call assistant, alone enough.
 VOICEMAIL = (
     "来电助理", "智能助理", "智能助手", "通话助理", "通话助手", "接听助理", "语音助理", "来电秘书",
-    "电话秘书", "智能秘书", "ai助理", "ai助手", "ai秘书", "机主的助理", "机主的助手", "机主的秘书",
+    "电话秘书", "智能秘书", "ai助理", "ai助手", "ai秘书", "机主的*助理", "机主的*助手", "机主的*秘书",
     "机主暂时", "机主现在不方便", "机主不方便", "机主正在", "机主无法", "机主正忙", "转告机主",
     "帮机主", "替机主", "代机主", "通知机主", "告诉机主", "机主会", "机主稍后",
     "语音信箱", "留言信箱", "语音留言", "如不留言", "留言请按", "开始留言", "请留言", "请您留言",

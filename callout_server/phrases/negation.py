@@ -6,7 +6,7 @@ their own `Negation`).
 - `after`: a cue at most `AFTER_TOKENS` tokens after a phrase stops it, even past a comma:
   转人工**就不用了**, 投诉？**算了**.
 - `not_negation`: words that contain a cue but negate nothing; a cue inside one of them is
-  no cue: **不好意思**我要投诉, **不然**我就投诉你们, 我**受不了**了要投诉.
+  no cue: **不好意思**我要投诉, **不然**我就投诉你们, 我**受不了**了要投诉, 你们**能不能**别再打了.
 
 Cues are folded like everything else (`normalize.fold`): `don't` is `dont`, `do not` is
 `donot` (and still two tokens for the distance).
@@ -46,6 +46,7 @@ DEFAULT = Negation(
         "不好意思", "不过", "不然", "要不", "要不然", "不管", "不停", "不断", "受不了", "忍不了",
         "不得不", "不少", "没完没了", "不行了", "不耐烦", "不对劲", "没想到", "不知道",
         "没错", "差不多", "了不起", "对不起", "不得了", "不一定",
+        "能不能", "可不可以", "行不行", "是不是", "要不要", "好不好", "会不会", "不满", "不爽",
         "nomatter", "notonly", "cannotstand", "cantstand",
     ),
 )

@@ -71,7 +71,7 @@ def _book() -> PhraseBook:
                          (_NOT_SELF, cues.NOT_SELF),
                          (_GREET, cues.GREETINGS), (_NEG, cues.NEGATORS)):
         entries += [(label, p) for p in table]
-    return PhraseBook(entries)
+    return PhraseBook(entries, wildcards=True)
 
 
 _BOOK = _book()
