@@ -56,6 +56,12 @@ def test_a_negated_phrase_says_which_cue_stopped_it(text: str, phrase: str, cue:
     assert text[stop.cue_start:stop.cue_end].replace("'", "").lower() == cue
 
 
+def test_one_stop_per_place_said() -> None:
+    # 别再*打了 and 别再打 both match here; the box shows the phrase once, with its cue
+    verdict = RULES.check("我没说别再打了")
+    assert [(s.phrase, s.cue) for s in verdict.stopped] == [("别再*打了", "没说")]
+
+
 def test_a_callback_is_a_context_that_stops_opt_out() -> None:
     verdict = RULES.check("现在别打了，下周再打吧")
     assert verdict.hit is None

@@ -117,14 +117,14 @@ class IntentRules:
         stopped: list[Stop] = []
         for name in self.order:
             context = by_label.get(_context(name), ())
-            taken = None
+            taken, shown = None, []
             for f in by_label.get(name, ()):
                 stop = _stopper(norm, f, cues, context)
                 if stop is None:
                     taken = taken or f
-                else:
-                    reason, cue = stop
-                    stopped.append(_stop(norm, name, f, reason, cue))
+                elif not any(f.overlaps(g) for g in shown):  # one stop per place said
+                    shown.append(f)
+                    stopped.append(_stop(norm, name, f, *stop))
             if taken is not None:
                 start, end = norm.span(taken.start, taken.end)
                 hits.append(IntentHit(name, taken.pattern.text, start, end, utterance[start:end]))
@@ -138,14 +138,15 @@ def _context(name: str) -> str:
 
 def _real_cues(by_label: dict[str, list[Found]],
                phrases: Sequence[Found]) -> dict[str, list[Found]]:
-    """Negation cues that negate: not inside a phrase match nor inside a non-negating word."""
-    blockers = list(phrases) + by_label.get(_NOT_NEG, [])
-    return {
-        kind: [c for c in by_label.get(kind, ())
-               if not any(b.start <= c.start and c.end <= b.end and b is not c for b in blockers)
-               and not any(b.overlaps(c) for b in by_label.get(_NOT_NEG, ()))]
-        for kind in (_BEFORE, _AFTER)
-    }
+    """Negation cues that negate: not inside a phrase match, not part of a word that
+    negates nothing."""
+    plain_words = by_label.get(_NOT_NEG, ())
+
+    def counts(cue: Found) -> bool:
+        return not any(p.start <= cue.start and cue.end <= p.end for p in phrases) \
+            and not any(w.overlaps(cue) for w in plain_words)
+
+    return {kind: [c for c in by_label.get(kind, ()) if counts(c)] for kind in (_BEFORE, _AFTER)}
 
 
 def _stopper(norm: Normalized, f: Found, cues: dict[str, list[Found]],

@@ -134,28 +134,30 @@ class Normalized:
         end inside a word, nor next to a digit (`12315` is not in `13812315678`, even written
         `138 1231 5678`)."""
         text = self.text
-        if start > 0:
-            first, before = _kind(text[start]), _kind(text[start - 1])
-            if first == _DIGIT and before == _DIGIT:
-                return False
-            if first == _LATIN and before == _LATIN and self.seps[start] < WORD:
-                return False
-        if end < len(text):
-            last, after = _kind(text[end - 1]), _kind(text[end])
-            if last == _DIGIT and after == _DIGIT:
-                return False
-            if last == _LATIN and after == _LATIN and self.seps[end] < WORD:
-                return False
-        return True
+        # CJK characters (>= U+2E80) have no word edges: the common case costs two compares
+        if start > 0 and text[start] < _CJK_START and text[start - 1] < _CJK_START \
+                and _joined(text[start - 1], text[start], self.seps[start]):
+            return False
+        return not (end < len(text) and text[end - 1] < _CJK_START and text[end] < _CJK_START
+                    and _joined(text[end - 1], text[end], self.seps[end]))
 
 
+def _joined(left: str, right: str, sep: int) -> bool:
+    """Two non-CJK neighbours in one word or one number."""
+    digits = left.isdigit(), right.isdigit()
+    if digits == (True, True):
+        return True  # numbers stay whole even across spaces
+    return digits == (False, False) and sep < WORD
+
+
+_CJK_START = "\u2e80"
 _CJK, _LATIN, _DIGIT = 0, 1, 2
 
 
 def _kind(ch: str) -> int:
     if ch.isdigit():
         return _DIGIT
-    return _CJK if ord(ch) >= 0x2E80 else _LATIN
+    return _CJK if ch >= _CJK_START else _LATIN
 
 
 def normalize(text: str) -> Normalized:

@@ -68,13 +68,15 @@ def _book() -> PhraseBook:
         entries += [(_STATUS + status, p) for p in wordings]
     for label, table in ((_TAIL, cues.TAILS), (_OWN, cues.OWN_LINE), (_VM, cues.VOICEMAIL),
                          (_REC, cues.RECORDING), (_IVR, cues.IVR), (_SELF, cues.SELF),
-                         (_NOT_SELF, cues.NOT_SELF),
-                         (_GREET, cues.GREETINGS), (_NEG, cues.NEGATORS)):
+                         (_NOT_SELF, cues.NOT_SELF), (_NEG, cues.NEGATORS)):
         entries += [(label, p) for p in table]
     return PhraseBook(entries, wildcards=True)
 
 
 _BOOK = _book()
+# Apart: greetings only matter in a short utterance, and their one-character cues (喂, 是, 我)
+# would otherwise be checked in every long one.
+_GREETINGS = PhraseBook([(_GREET, p) for p in cues.GREETINGS])
 
 
 def screen(utterance: str) -> Screening | None:
@@ -93,9 +95,11 @@ def screen(utterance: str) -> Screening | None:
         return None if machine else _answer(norm, "human", None, "human.self_identified", selves[0])
     if machine:
         return machine
-    if _only_greetings(norm, groups.get(_GREET, ())):
-        first = groups[_GREET][0]
-        return Screening("human", None, "human.greeting", first.pattern.text, 0, len(utterance))
+    if len(norm.text) <= GREETING_MAX:
+        greetings = _GREETINGS.search(norm)
+        if greetings and _covered(norm, greetings):
+            return Screening("human", None, "human.greeting", greetings[0].pattern.text, 0,
+                             len(utterance))
     return None
 
 
@@ -172,9 +176,7 @@ def _longest(found: list[Found]) -> list[Found]:
     return [f for f in found if not any(_inside(f, g) for g in found)]
 
 
-def _only_greetings(norm: Normalized, greetings: list[Found] | tuple[()]) -> bool:
-    if not greetings or len(norm.text) > GREETING_MAX:
-        return False
+def _covered(norm: Normalized, greetings: list[Found]) -> bool:
     covered = bytearray(len(norm.text))
     for g in greetings:
         covered[g.start:g.end] = b"\1" * (g.end - g.start)
