@@ -12,7 +12,7 @@ a lexicon term is always literal.
 
 Why an automaton: `ahocorasick-rs` finds every occurrence of thousands of phrases in one
 pass over the text, about 2 µs for a sentence whatever the phrase count; a compiled `re`
-alternation of the same phrases costs 0.2-1 ms at 3,000-10,000 phrases and finds no
+alternation of the same phrases costs 0.2-0.7 ms at 3,000-10,000 phrases and finds no
 overlapping matches (figures: bench/README.md, "Phrase matchers").
 """
 

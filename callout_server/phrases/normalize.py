@@ -28,6 +28,7 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 JOIN, WORD, CLAUSE = 0, 1, 2  # separator kinds, weakest first
 
@@ -37,7 +38,7 @@ _CLAUSE_MARKS = frozenset(",.!?;:。，！？；：、…‥⋯—―～~｡､�
 
 
 @cache
-def _t2s():  # type: ignore[no-untyped-def]  # OpenCC has no type hints
+def _t2s() -> Any:  # OpenCC has no type hints
     # Imported on first use: building the converter costs ~15 ms, paid by the first caller
     # (warm() pays it at start-up instead).
     import opencc

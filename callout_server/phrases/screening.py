@@ -29,7 +29,7 @@ beside a self-identification is a conflict: None.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, cast
 
 from callout_server.phrases import announcements as cues
 from callout_server.phrases.matcher import Found, PhraseBook
@@ -153,7 +153,8 @@ def _carrier(norm: Normalized, leads: list[Found], statuses: list[Found],
 def _answer(norm: Normalized, answered_by: AnsweredBy, status: str | None, rule: str,
             cue: Found, *, start: int | None = None, end: int | None = None) -> Screening:
     s, e = norm.span(cue.start if start is None else start, cue.end if end is None else end)
-    return Screening(answered_by, status, rule, cue.pattern.text, s, e)  # type: ignore[arg-type]
+    return Screening(answered_by, cast("CarrierStatus | None", status), rule, cue.pattern.text,
+                     s, e)
 
 
 def _all_cues(groups: dict[str, list[Found]]) -> list[Found]:
