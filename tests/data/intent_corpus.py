@@ -1,0 +1,303 @@
+"""Utterances at a call-flow node, labelled with the global intent they express, if any.
+
+Do-not-call requests in many forms (Chinese and English, traditional, full-width, with and
+without punctuation), complaints and threats to report, requests for a person, and
+look-alikes that are none of them: refusals of the offer (不需要), callbacks (下周再打, 晚点打,
+现在不方便), negated phrases (我不投诉就问问, 不用转人工你说吧, 我没说不要), words that contain a
+phrase (人工智能, 13812315678) and plain node answers.
+
+    label       "opt_out" | "complaint" | "human_agent" | None
+    lookalike   True for utterances written to tempt a rule (they must stay None)
+
+Used by tests/test_phrases_intents.py and bench/bench_guards.py against the shipped
+defaults (`callout_server/phrases/data/global_intents.toml`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class NodeUtterance:
+    text: str
+    label: str | None
+    lookalike: bool = False
+    note: str = ""
+
+
+def opt_out(text: str, note: str = "") -> NodeUtterance:
+    return NodeUtterance(text, "opt_out", note=note)
+
+
+def complaint(text: str, note: str = "") -> NodeUtterance:
+    return NodeUtterance(text, "complaint", note=note)
+
+
+def human(text: str, note: str = "") -> NodeUtterance:
+    return NodeUtterance(text, "human_agent", note=note)
+
+
+def alike(text: str, note: str = "") -> NodeUtterance:
+    return NodeUtterance(text, None, lookalike=True, note=note)
+
+
+def plain(text: str) -> NodeUtterance:
+    return NodeUtterance(text, None)
+
+
+CASES: tuple[NodeUtterance, ...] = (
+    # -- do-not-call requests -------------------------------------------------------------
+    opt_out("别再给我打电话了"),
+    opt_out("你们别再打了"),
+    opt_out("不要再打了，烦不烦"),
+    opt_out("以后别给我打电话了"),
+    opt_out("不要再给我打电话了，听到没有"),
+    opt_out("把我号码删了"),
+    opt_out("把我的号码删掉，别再打了"),
+    opt_out("麻烦把我的电话从你们名单里删掉"),
+    opt_out("删除我的号码"),
+    opt_out("你们把我拉黑吧"),
+    opt_out("我不想再接到你们的电话"),
+    opt_out("别再骚扰我了"),
+    opt_out("再打我就报警了", "a threat: opt_out comes first"),
+    opt_out("天天打，别打了行不行"),
+    opt_out("你们能不能别再打了", "能不能 negates nothing"),
+    opt_out("别打电话了，我不需要"),
+    opt_out("以后都别打了"),
+    opt_out("我说了多少次了不要再打电话了"),
+    opt_out("不要再联系我了"),
+    opt_out("请不要再打这个号码了"),
+    opt_out("你们不要再来电了"),
+    opt_out("拜托别再打了"),
+    opt_out("求你们别打了"),
+    opt_out("不用再打了，我不会买的"),
+    opt_out("我要求你们停止给我打电话"),
+    opt_out("以后不要打我电话了"),
+    opt_out("别给我打了"),
+    opt_out("能不能不要再打了"),
+    opt_out("从你们的名单上把我去掉"),
+    opt_out("把我加入黑名单"),
+    opt_out("我要设置免打扰"),
+    opt_out("你们打了多少次了，再打我就投诉", "opt_out and complaint: opt_out wins"),
+    opt_out("别烦我，以后别打了"),
+    opt_out("Stop calling me."),
+    opt_out("Please don't call me again."),
+    opt_out("Take me off your list."),
+    opt_out("Remove my number from your list, please."),
+    opt_out("Do not call this number again."),
+    opt_out("Never call me again."),
+    opt_out("Stop calling, I'm not interested."),
+    opt_out("Put me on your do not call list."),
+    opt_out("Delete my number."),
+    opt_out("I told you, stop phoning me."),
+    opt_out("喂，别再打来了"),
+    opt_out("你们天天打电话烦死了，别再打了"),
+    opt_out("再也别打这个电话了"),
+    opt_out("不许再打了"),
+    opt_out("我已经说过不要再给我打电话"),
+    opt_out("别再往我家打电话了"),
+    opt_out("不要再拨打我的电话"),
+    opt_out("我的号码请你们删除"),
+    opt_out("我不接受电话营销，别再打了"),
+    opt_out("不要再打扰我了"),
+    opt_out("以后别打我电话"),
+    opt_out("你们这是骚扰电话，别再打了"),
+    opt_out("別再給我打電話了", "traditional"),
+    opt_out("ＳＴＯＰ ＣＡＬＬＩＮＧ ＭＥ", "full-width"),
+    opt_out("别再打了！！！"),
+    opt_out("再打电话我就报警"),
+    opt_out("别 再 给 我 打 电 话 了", "ASR spaces"),
+    opt_out("我不需要，以后也别再打了", "a refusal and a request: the request counts"),
+    opt_out("Stop calling this number, please remove me from your list."),
+    # -- complaints -----------------------------------------------------------------------
+    complaint("我要投诉你们"),
+    complaint("我要投诉"),
+    complaint("我要打12315投诉你们"),
+    complaint("我去工信部投诉你们"),
+    complaint("再这样我就打12315了"),
+    complaint("你们这是违法的，我要去工信部举报"),
+    complaint("我要举报你们"),
+    complaint("你叫什么名字，我要投诉你"),
+    complaint("我已经投诉到12321了"),
+    complaint("我要向消协反映"),
+    complaint("我要去市场监管局告你们"),
+    complaint("我要曝光你们"),
+    complaint("你们再打我就起诉你们"),
+    complaint("这个服务太差了，我要投诉"),
+    complaint("我要投诉你们的业务员"),
+    complaint("I want to file a complaint."),
+    complaint("I'm going to report you."),
+    complaint("I will make a complaint about this call."),
+    complaint("This is harassment, I'll report this."),
+    complaint("我要打工信部电话投诉"),
+    complaint("不好意思，我要投诉", "不好意思 negates nothing"),
+    complaint("你们的投诉电话是多少"),
+    complaint("我对你们很不满意，要投诉", "不满意 negates nothing"),
+    complaint("你们这样我要告到工信部"),
+    complaint("12315"),
+    complaint("我打了12315了"),
+    complaint("我要投诉，马上给我处理"),
+    complaint("你们公司叫什么，我要举报"),
+    complaint("我要投诉你们骚扰"),
+    complaint("你们再这样我就去消费者协会"),
+    complaint("我要找12315"),
+    complaint("投诉！"),
+    complaint("I'm filing a complaint with the regulator."),
+    complaint("I want to complain."),
+    complaint("我要投訴你們", "traditional"),
+    complaint("受不了了，我要投诉", "受不了 negates nothing"),
+    # -- asking for a person --------------------------------------------------------------
+    human("转人工"),
+    human("我要转人工"),
+    human("给我转人工客服"),
+    human("我要找人工客服"),
+    human("帮我转接人工"),
+    human("我不想跟机器说话，转人工", "the negation is in another clause"),
+    human("有没有人工"),
+    human("人工客服在哪"),
+    human("找个真人跟我说"),
+    human("你是机器人吧，让真人来"),
+    human("我要跟真人说话"),
+    human("叫你们的人工来"),
+    human("请帮我转到人工服务"),
+    human("我找你们经理"),
+    human("叫你们领导来接电话"),
+    human("能不能转人工"),
+    human("可以帮我转人工吗"),
+    human("Can I talk to a real person?"),
+    human("I want to speak to a human."),
+    human("Transfer me to an agent, please."),
+    human("Let me talk to someone."),
+    human("Connect me to a live agent."),
+    human("Get me an operator."),
+    human("I need to speak to a representative."),
+    human("转人工服务"),
+    human("我要人工"),
+    human("接人工坐席"),
+    human("帮我换人工"),
+    human("你们有人工客服吗"),
+    human("轉人工", "traditional"),
+    human("我要找真人客服"),
+    human("我想跟人工客服聊"),
+    human("我不想听录音，给我转人工", "the negation is in another clause"),
+    # -- look-alikes: none of them --------------------------------------------------------
+    alike("不需要", "a refusal of the offer, not a do-not-call request"),
+    alike("不需要，谢谢"),
+    alike("我不需要这个服务"),
+    alike("下周再打吧", "a callback"),
+    alike("晚点打给我"),
+    alike("我现在不方便，晚点再说"),
+    alike("现在不方便"),
+    alike("现在别打了，下周再打吧", "a callback stops the phrase"),
+    alike("我在开会，待会打过来"),
+    alike("明天再打给我吧"),
+    alike("我没说不要"),
+    alike("不是说不要打，是现在没空"),
+    alike("我没兴趣"),
+    alike("不感兴趣，谢谢"),
+    alike("别说了，我知道了"),
+    alike("别着急，慢慢说"),
+    alike("不要紧，你说"),
+    alike("我不要办这个卡"),
+    alike("不用了，谢谢"),
+    alike("你别挂，我找个笔"),
+    alike("打错了吧"),
+    alike("我这边信号不好，你等会再打"),
+    alike("别再说了我打给你"),
+    alike("不要挂电话"),
+    alike("下次再说吧"),
+    alike("以后再打吧"),
+    alike("不要再给我推荐了"),
+    alike("先别打了，我在开车，晚上再打", "a callback"),
+    alike("Call me later."),
+    alike("Not now, call me back tomorrow."),
+    alike("I'm busy right now."),
+    alike("No thanks, I'm not interested."),
+    alike("Don't worry about it."),
+    alike("I don't need it."),
+    alike("Don't call me now, call me back next week.", "a callback"),
+    alike("我不投诉就问问"),
+    alike("投诉就算了，你们改了就行"),
+    alike("我没有要投诉的意思"),
+    alike("我不是要投诉你"),
+    alike("我的手机号是13812315678", "12315 inside a number"),
+    alike("我的电话是138 1231 5678", "12315 across the ASR's spaces"),
+    alike("不好意思，没听清"),
+    alike("I'm not complaining, just asking."),
+    alike("No complaints, thanks."),
+    alike("别紧张，我不投诉"),
+    alike("谁说我要投诉了"),
+    alike("不用转人工你说吧"),
+    alike("转人工就不用了"),
+    alike("你是人工智能吗"),
+    alike("你们用的是人工智能吧"),
+    alike("人工费多少钱"),
+    alike("不需要人工客服"),
+    alike("我不找人工，你继续说"),
+    alike("不用人工服务"),
+    alike("我没说要转人工"),
+    alike("I don't want to talk to a person."),
+    alike("No need to talk to a human."),
+    alike("你是真人还是机器人"),
+    alike("I'm not going to report anyone."),
+    alike("nonstop calling is annoying", "stop inside nonstop"),
+    alike("不用找你们经理，你说就行"),
+    alike("我没想投诉，就是问问"),
+    # -- plain node answers ---------------------------------------------------------------
+    plain("喂，你说什么"),
+    plain("好的，可以"),
+    plain("明天下午三点以后都可以"),
+    plain("多少钱"),
+    plain("我考虑一下"),
+    plain("嗯嗯，然后呢"),
+    plain("我知道了，谢谢"),
+    plain("这个活动什么时候结束"),
+    plain("你们公司在哪里"),
+    plain("可以，你发给我吧"),
+    plain("我已经还款了"),
+    plain("上个月的账单我看过了"),
+)
+
+# Written after the default phrase lists were tuned on CASES, and never tuned on since: the
+# bench reports them apart, as the closest thing this corpus has to an independent check.
+HELD_OUT: tuple[NodeUtterance, ...] = (
+    opt_out("你们烦不烦啊，别再打过来了"),
+    opt_out("我的电话不要再打了"),
+    opt_out("跟你说了不要打了"),
+    opt_out("把我的手机号从你们系统里删掉"),
+    opt_out("你们再给我打电话我就报警"),
+    opt_out("以后别再联系我"),
+    opt_out("请把我的号码加入黑名单"),
+    opt_out("不要再给我发短信打电话了"),
+    opt_out("Please stop calling me, this is the fifth time."),
+    opt_out("I don't want any more calls from you."),
+    opt_out("别打了别打了，烦死了"),
+    opt_out("求求你们别再打了"),
+    complaint("我要去12315告你们"),
+    complaint("我要投诉你们公司"),
+    complaint("你这是骚扰，我要报警"),
+    complaint("我会向工信部反映的"),
+    complaint("我已经录音了，要去投诉"),
+    complaint("I'll complain to the regulator."),
+    human("我要和人工客服通话"),
+    human("能给我转个人工吗"),
+    human("让你们客服跟我说"),
+    human("I'd like to speak with a real person."),
+    human("转人工，转人工"),
+    alike("不用了，我已经有了"),
+    alike("我下午再跟你联系吧"),
+    alike("你晚点再打过来吧"),
+    alike("我不太方便，明天打"),
+    alike("不打算办"),
+    alike("别介意，我随口问问"),
+    alike("我不是很需要"),
+    alike("人工智能现在挺厉害的"),
+    alike("这不是投诉，是建议"),
+    alike("没有什么要投诉的"),
+    alike("不要转人工了，你接着说吧"),
+    alike("I don't want to complain, I just have a question."),
+    alike("Call me back in an hour."),
+    alike("不想办了"),
+    alike("我号码是13912315000"),
+)
