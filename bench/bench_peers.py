@@ -114,6 +114,20 @@ def tree_cpu_s(pid: int) -> float:
     return total / _TICK
 
 
+def worker_shares(pid: int) -> list[float]:
+    """CPU seconds of a server process and of each of its children (uvicorn's workers)."""
+    def own(p: int) -> float:
+        fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / _TICK
+
+    try:
+        children = [int(c) for t in os.listdir(f"/proc/{pid}/task")
+                    for c in Path(f"/proc/{pid}/task/{t}/children").read_text().split()]
+        return [own(pid)] + [tree_cpu_s(c) for c in children]
+    except OSError:
+        return []
+
+
 def machine_busy() -> tuple[int, int]:
     parts = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
     idle = parts[3] + parts[4]
@@ -252,13 +266,16 @@ def report_cell(inflight: int, cells: dict[str, Cell], paired: dict[str, Cell],
         if c.first_error:
             print(f"  first error of {h.name}: {c.first_error}")
     names = [h.name for h in hubs]
-    if "ours" in names and "tensorzero" in names:
-        o, z = cells["ours"], cells["tensorzero"]
+    base = "tensorzero" if "tensorzero" in names else names[0]
+    for name in names:
+        if name == base:
+            continue
+        o, z = cells[name], cells[base]
         if not (o.ok and z.ok):
-            return
-        po, pz = paired["ours"], paired["tensorzero"]
-        print(f"ours / tensorzero: CPU per request "
-              f"{statistics.median(rounds['ours']) / statistics.median(rounds['tensorzero']):.2f}x, "
+            continue
+        po, pz = paired[name], paired[base]
+        print(f"{name} / {base}: CPU per request "
+              f"{statistics.median(rounds[name]) / statistics.median(rounds[base]):.2f}x, "
               f"req/s {o.rps() / z.rps():.2f}x, added p50 "
               f"{(pct(o.lat, .5) - pct(po.lat, .5)) / max(pct(z.lat, .5) - pct(pz.lat, .5), 0.01):.2f}x")
     sys.stdout.flush()
@@ -278,7 +295,18 @@ def start_ours(port: int, upstream: str, database_url: str, workdir: str, worker
     })
     cmd = [sys.executable, "-m", "callout_server", "serve", "--host", "127.0.0.1",
            "--port", str(port), "--workers", str(workers), "--log-level", "warning"]
-    if server != "uvicorn":
+    # Two stand-ins for `serve` as it runs uvicorn, to compare servers (bench_servers.py):
+    # granian with the same app factory, and uvicorn started the same way as the control.
+    if server == "granian-direct":
+        cmd = [str(Path(sys.executable).parent / "granian"), "--interface", "asgi", "--factory",
+               "--host", "127.0.0.1", "--port", str(port), "--workers", str(workers),
+               "--loop", "uvloop", "--no-ws", "--http", "1", "--log-level", "warning",
+               "callout_server.app:create_app"]
+    elif server == "uvicorn-direct":
+        cmd = [sys.executable, "-c", "import uvicorn; uvicorn.run('callout_server.app:create_app', "
+               f"factory=True, host='127.0.0.1', port={port}, workers={workers}, loop='uvloop', "
+               "http='httptools', access_log=False, log_level='warning', proxy_headers=False)"]
+    elif server != "uvicorn":
         cmd += ["--server", server]
     return subprocess.Popen(cmd, env=env, cwd=workdir)
 
@@ -300,7 +328,7 @@ def start_tensorzero(python: Path, upstream: str, workdir: str) -> tuple[subproc
 
 
 async def run(args: argparse.Namespace, tz_python: Path | None, commit: str) -> dict:
-    up_port, our_port = free_port(), free_port()
+    up_port = free_port()
     procs: list[subprocess.Popen[bytes]] = []
     database_url = await create_pg_database()
     with tempfile.TemporaryDirectory() as workdir:
@@ -310,17 +338,24 @@ async def run(args: argparse.Namespace, tz_python: Path | None, commit: str) -> 
             procs.append(upstream_proc)
             wait_port(up_port, upstream_proc, "upstream")
             upstream = f"http://127.0.0.1:{up_port}/v1"
-            ours = start_ours(our_port, upstream, database_url, workdir, args.workers, args.server)
-            procs.append(ours)
-            wait_port(our_port, ours, "callout-server", timeout_s=60)
+            servers = args.server.split(",")
+            ours: list[tuple[str, int, subprocess.Popen[bytes]]] = []
+            for spec in servers:
+                server, _, n = spec.partition(":")  # "uvicorn:2": that server, 2 workers
+                port = free_port()
+                proc = start_ours(port, upstream, database_url, workdir,
+                                  int(n or args.workers), server)
+                procs.append(proc)
+                wait_port(port, proc, "callout-server", timeout_s=60)
+                ours.append(("ours" if len(servers) == 1 else f"ours-{spec}", port, proc))
             body = upstream_body()
             json_ct = {"content-type": "application/json"}
             direct = Target("direct", f"{upstream}/chat/completions", body,
                             {**json_ct, "authorization": "Bearer sk-bench"}, upstream_proc.pid,
                             expect=b'"choices"')
-            hubs = [Target("ours", f"http://127.0.0.1:{our_port}/api/nlu/decide",
-                           orjson.dumps(DECIDE),
-                           {**json_ct, "authorization": f"Bearer {SERVICE_TOKEN}"}, ours.pid)]
+            hubs = [Target(name, f"http://127.0.0.1:{port}/api/nlu/decide", orjson.dumps(DECIDE),
+                           {**json_ct, "authorization": f"Bearer {SERVICE_TOKEN}"}, proc.pid)
+                    for name, port, proc in ours]
             if tz_python is not None:
                 tz, tz_url = start_tensorzero(tz_python, upstream, workdir)
                 procs.append(tz)
@@ -333,6 +368,11 @@ async def run(args: argparse.Namespace, tz_python: Path | None, commit: str) -> 
                   f"{os.getloadavg()[0]:.1f} at start, callout-server at {commit}")
             results = await measure(args, direct, hubs)
             print(f"\nload average at the end: {os.getloadavg()[0]:.1f}")
+            for name, _, proc in ours:  # several workers: how evenly the kernel spread the load
+                shares = worker_shares(proc.pid)
+                if len(shares) > 1:
+                    print(f"{name}: CPU by process over the run (supervisor first): "
+                          + ", ".join(f"{x:.1f} s" for x in shares))
             return results
         finally:
             for proc in reversed(procs):
@@ -368,7 +408,10 @@ if __name__ == "__main__":
     parser.add_argument("--concurrency", type=lambda s: [int(x) for x in s.split(",")],
                         default=[1, 16, 64])
     parser.add_argument("--workers", type=int, default=1)
-    parser.add_argument("--server", default="uvicorn", help="callout-server serve --server")
+    parser.add_argument("--server", default="uvicorn",
+                        help="callout-server serve --server; a comma-separated list runs one "
+                             "worker (set) of each, side by side as hubs ours-<server>; "
+                             "SERVER:N gives that one N workers (uvicorn:1,uvicorn:2)")
     parser.add_argument("--no-tensorzero", dest="tensorzero", action="store_false")
     parser.add_argument("--json-out")
     main(parser.parse_args())
