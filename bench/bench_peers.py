@@ -285,7 +285,12 @@ def report_cell(inflight: int, cells: dict[str, Cell], paired: dict[str, Cell],
 
 def start_ours(port: int, upstream: str, database_url: str, workdir: str, workers: int,
                server: str) -> subprocess.Popen[bytes]:
+    """`server`: uvicorn (what `serve` runs), granian-direct or uvicorn-direct; with `@PATH`,
+    the code of another checkout at PATH (e.g. a worktree of the commit before a change)."""
+    server, _, code = server.partition("@")
     env = {k: v for k, v in os.environ.items() if not k.startswith("CALLOUT_")}
+    if code:
+        env["PYTHONPATH"] = str(Path(code).resolve())
     env.update({
         "CALLOUT_CONFIG": str(ROOT / "config.toml"), "CALLOUT_NLU_BASE_URL": upstream,
         "CALLOUT_SERVICE_TOKEN": SERVICE_TOKEN, "CALLOUT_ADMIN_TOKEN": "bench-admin-token",
@@ -411,7 +416,9 @@ if __name__ == "__main__":
     parser.add_argument("--server", default="uvicorn",
                         help="callout-server serve --server; a comma-separated list runs one "
                              "worker (set) of each, side by side as hubs ours-<server>; "
-                             "SERVER:N gives that one N workers (uvicorn:1,uvicorn:2)")
+                             "SERVER:N gives that one N workers (uvicorn:1,uvicorn:2); "
+                             "SERVER@PATH runs the code of the checkout at PATH "
+                             "(uvicorn@/tmp/base,uvicorn: before and after, in one run)")
     parser.add_argument("--no-tensorzero", dest="tensorzero", action="store_false")
     parser.add_argument("--json-out")
     main(parser.parse_args())
