@@ -1,10 +1,12 @@
 """Worker CPU per decision under different HTTP servers, at a fixed request rate, side by side.
 
-    .venv/bin/python bench/bench_servers.py [--servers uvicorn,granian] [--rate 400]
+    .venv/bin/pip install granian      # for granian-direct; not a project dependency
+    .venv/bin/python bench/bench_servers.py [--servers uvicorn-direct,granian-direct] [--rate 400]
                                             [--seconds 4] [--rounds 6] [--workers 1]
 
 One fixed-answer upstream and one callout-server worker per server (bench_peers.py's
-`start_ours`: `callout-server serve --server S`, all on one PostgreSQL database); then, round
+`start_ours`: `uvicorn` is `callout-server serve` itself, `uvicorn-direct` and `granian-direct`
+the same app factory under each server with serve's settings; all on one PostgreSQL database); then, round
 after round with the servers in rotating order, `--rate` decisions a second (open loop: sent on
 a schedule, at most 256 outstanding, as dialers send them) to one server at a time. Closed-loop
 saturation on a shared 2-core machine mostly measures who wins the cores; at a rate every
@@ -126,7 +128,7 @@ async def run(args: argparse.Namespace) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--servers", default="uvicorn,granian")
+    parser.add_argument("--servers", default="uvicorn-direct,granian-direct")
     parser.add_argument("--rate", type=float, default=400)
     parser.add_argument("--seconds", type=float, default=4)
     parser.add_argument("--rounds", type=int, default=6)
