@@ -147,8 +147,9 @@ async def _send(app: FastAPI, headers: dict[str, str], body: Any) -> tuple[int, 
 
 async def test_every_case_answers_as_fastapi_does(app) -> None:
     [route] = [r for r in _routes(app) if isinstance(r, LeanJsonRoute)]
+    served = route.served_lean  # the router is the module's: other tests' decisions count too
     lean = [await _send(app, headers, body) for _, headers, body in CASES]
-    assert route.served_lean == 3  # the valid ones sent as exactly application/json
+    assert route.served_lean - served == 3  # the valid ones sent as exactly application/json
     _full_handler_only(app)
     full = [await _send(app, headers, body) for _, headers, body in CASES]
     for (name, *_), a, b in zip(CASES, lean, full, strict=True):

@@ -1,9 +1,9 @@
 """`LeanJsonRoute`: a FastAPI route whose common request skips FastAPI's per-request machinery.
 
 For the dialer's hot route (`POST /api/nlu/decide`, thousands a second per worker). FastAPI's
-handler costs about a fifth of a decision's CPU (bench/README.md, the profile): a `Request`, two
-exit stacks, the body parsed by the stdlib `json` and validated a second time from Python
-objects, the dependency solver, the response validated and serialised, a `Response` object.
+handler costs about a quarter of a decision's CPU (bench/README.md, the profile): a `Request`,
+two exit stacks, the body parsed by the stdlib `json` into Python objects and validated from
+those, the dependency solver, the response validated and serialised, a `Response` object.
 This route serves the common request straight from ASGI:
 
     the body read whole (the edge's size limit applies as it reads)  ->  Content-Type exactly
@@ -137,6 +137,7 @@ def _plan(route: Any) -> _Plan | None:
             or dependant.request_param_name or dependant.response_param_name
             or dependant.background_tasks_param_name or route.dependencies
             or route.body_field is None or route._embed_body_fields
+            or getattr(route, "max_body_size", None) is not None  # FastAPI's own body limit
             or route.is_sse_stream or route.is_json_stream
             or not inspect.iscoroutinefunction(route.endpoint)
             or not isinstance(route.response_class, DefaultPlaceholder)
