@@ -80,7 +80,9 @@ async def authenticate(request: Request) -> Principal:
     body is read; the route's dependency then finds the principal in the request state and
     does no second lookup.
     """
-    principal: Principal | None = getattr(request.state, "principal", None)
+    # `request.state` wraps the scope's "state" dict: read it there (no State object, no
+    # AttributeError raised and caught when the edge has not been by yet).
+    principal: Principal | None = request.scope.get("state", {}).get("principal")
     if principal is None:
         principal = await _identify(request)
         request.state.principal = principal

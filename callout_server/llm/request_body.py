@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -49,6 +50,7 @@ class BuiltRequest:
     notes: tuple[str, ...] = ()  # what was dropped or adjusted, and why (safe to log)
 
 
+@lru_cache(maxsize=512)  # once per configuration, not per call (a quarter of build_request)
 def endpoint_url(base_url: str, api_style: str) -> str:
     """`base_url` + the style's path; a trailing `/` and any query string are kept sane."""
     parts = urlsplit(base_url.strip())

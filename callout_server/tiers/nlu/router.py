@@ -7,11 +7,13 @@ from typing import Annotated
 from fastapi import APIRouter, Depends
 
 from callout_server.api.deps import provide
+from callout_server.api.lean import LeanJsonRoute
 from callout_server.auth.deps import Principal, require_service
 from callout_server.tiers.nlu.schemas import DecideRequest, Decision
 from callout_server.tiers.nlu.service import NluService
 
-router = APIRouter(prefix="/api/nlu", tags=["nlu"])
+# The common request is served without FastAPI's per-request machinery (api/lean.py).
+router = APIRouter(prefix="/api/nlu", tags=["nlu"], route_class=LeanJsonRoute)
 
 _ERROR = {"description": "model call failed, no fallback_intent: the diagnostic is in the error body"}
 

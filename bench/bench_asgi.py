@@ -1,0 +1,107 @@
+"""CPU per decision of the whole app without sockets: what the app costs, alone and steadily.
+
+    .venv/bin/python bench/bench_asgi.py [--requests 3000] [--rounds 7]
+    cp bench/bench_asgi.py OTHER/bench/ && (cd OTHER && $PWD/.venv/bin/python bench/bench_asgi.py)
+                          # another version (a worktree of an older commit): bench_nlu.py puts
+                          # its own checkout first on sys.path
+
+`create_app()` with its lifespan (call log on PostgreSQL, a fresh database), driven as the ASGI
+server would drive it: one `POST /api/nlu/decide` after the other, with the service token, in
+this process. The model call's HTTP round trip is replaced by the fixed answer (`LLMClient._post`
+returns it), so everything else runs: the edge, routing, decoding and validation, the prompt,
+dialect shaping, the pool, parsing, extraction, validation, encoding, metrics, the call-log
+record, and the background writer's COPY (its CPU is charged to the decisions that caused it:
+each round flushes the recorder before it stops the clock). No uvicorn, no aiohttp: the
+difference between two versions of the app, on a machine too busy for bench_peers.py to tell.
+Prints the CPU µs per decision of each round, then min and median.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import orjson
+from bench_nlu import DECIDE, REPLY, SERVICE_TOKEN, create_pg_database, drop_pg_database
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+async def run(args: argparse.Namespace) -> None:
+    import callout_server
+    from callout_server.app import create_app
+    from callout_server.config.settings import load_settings
+    from callout_server.llm import LLMClient
+
+    async def fixed(self: object, url: str, body: bytes, headers: dict[str, str], total: float
+                    ) -> tuple[int, bytes, str | None]:
+        return 200, REPLY, None
+
+    LLMClient._post = fixed  # type: ignore[method-assign]
+    database_url = await create_pg_database()
+    env = {
+        "CALLOUT_NLU_BASE_URL": "http://127.0.0.1:9/v1", "CALLOUT_SERVICE_TOKEN": SERVICE_TOKEN,
+        "CALLOUT_ADMIN_TOKEN": "bench-admin-token", "CALLOUT_ADMIN_USER": "admin",
+        "CALLOUT_ADMIN_PASSWORD": "bench-admin-pass", "CALLOUT_DATABASE_URL": database_url,
+        "CALLOUT_SECRET_KEY": "RzO0eb-wXMZ-QO0fbc3bsjBAnfDcRpmR8qhUoMrT4QA=",
+        "CALLOUT_LOG_LEVEL": "warning",
+    }
+    try:
+        app = create_app(load_settings(ROOT / "config.toml", env=env))
+        body = orjson.dumps(DECIDE)
+        headers = [(b"host", b"bench"), (b"content-type", b"application/json"),
+                   (b"authorization", f"Bearer {SERVICE_TOKEN}".encode()),
+                   (b"content-length", str(len(body)).encode())]
+        status: list[int] = []
+
+        async def receive() -> dict:
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        async def send(message: dict) -> None:
+            if message["type"] == "http.response.start":
+                status.append(message["status"])
+
+        def scope() -> dict:
+            return {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
+                    "method": "POST", "scheme": "http", "path": "/api/nlu/decide",
+                    "raw_path": b"/api/nlu/decide", "root_path": "", "query_string": b"",
+                    "headers": headers, "client": ("127.0.0.1", 50000),
+                    "server": ("127.0.0.1", 8080), "state": {}}
+
+        async with app.router.lifespan_context(app):
+            from callout_server.app import tune_gc
+
+            tune_gc()  # as the lifespan does under a server (lifespan_context skips nothing)
+            for _ in range(500):
+                await app(scope(), receive, send)
+            await app.state.services.recorder.flush()
+            assert status and set(status) == {200}, set(status)
+            per: list[float] = []
+            for _ in range(args.rounds):
+                status.clear()
+                t0 = time.process_time()
+                for _ in range(args.requests):
+                    await app(scope(), receive, send)
+                await app.state.services.recorder.flush()
+                per.append((time.process_time() - t0) / args.requests * 1e6)
+                assert set(status) == {200}
+        print(f"{Path(callout_server.__file__).parents[1]}: CPU µs per decision, rounds: "
+              + " ".join(f"{x:.0f}" for x in per)
+              + f"; min {min(per):.0f}, median {statistics.median(per):.0f} "
+                f"(load average {os.getloadavg()[0]:.1f})")
+    finally:
+        await drop_pg_database(database_url)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--requests", type=int, default=3000)
+    parser.add_argument("--rounds", type=int, default=7)
+    import uvloop
+
+    sys.exit(uvloop.run(run(parser.parse_args())))
