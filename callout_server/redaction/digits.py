@@ -1,0 +1,156 @@
+"""Digit runs as ASR writes them: the scanner under every number kind.
+
+A transcript spells one number in many ways: `13800138000`, `138 0013 8000`, `138，0013，8000`,
+`一三八零零一三八零零零`, `幺三八`, `１３８`, `138零零13八000`, `one three eight double oh ...`.
+`runs(text)` finds maximal runs of digit tokens joined by at most one separator (spaces, a
+dash, a dot, a comma, `、`, `杠`), and cuts each run into groups at its separators (a parenthesised area code too), because
+how a number is grouped tells a phone (3-4-4) from a card (4-4-4-4) from an amount
+(1,380,013). A run of single digits spaced one by one (`1 3 8 0 0 ...`) is one group.
+
+Tokens keep their script so a pseudonym can be written back in the same spelling.
+Positional numerals (`十百千万`) are not digits: `三千五百` is an amount, never a phone.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# Chinese digits as ASR writes numbers read digit by digit; 幺 is 1, 两 is 2, 〇/○ are 0.
+HAN_DIGITS = {
+    "零": "0", "〇": "0", "○": "0", "一": "1", "幺": "1", "二": "2", "两": "2", "三": "3",
+    "四": "4", "五": "5", "六": "6", "七": "7", "八": "8", "九": "9",
+}
+# Financial numerals (大写), as written on forms and sometimes by ASR post-processing.
+FIN_DIGITS = {
+    "壹": "1", "贰": "2", "叁": "3", "肆": "4", "伍": "5", "陆": "6", "柒": "7", "捌": "8", "玖": "9",
+}
+WORD_DIGITS = {
+    "zero": "0", "oh": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5",
+    "six": "6", "seven": "7", "eight": "8", "nine": "9",
+}
+X_CHARS = "Xx叉Ｘｘ"  # an ID number's check "digit" ten
+_CHARS = "0-9０-９" + "".join(HAN_DIGITS) + "".join(FIN_DIGITS)
+_WORD = (r"(?<![A-Za-z])(?i:(?:(?:double|triple) +)?(?:"
+         + "|".join(WORD_DIGITS) + r"))(?![A-Za-z])")
+# X only closes a group (an ID's last character): "3x faster" or "x8001" are no check digit.
+_TOKEN = rf"(?:[{_CHARS}]|{_WORD}|(?<=[{_CHARS}])[{X_CHARS}](?![A-Za-z{_CHARS}]))"
+_SPACE = "[ \t\u00a0\u3000]"
+_SEP = rf"(?:{_SPACE}{{0,3}}(?:[-–—－‐.·,，、()（）]|杠){_SPACE}{{0,3}}|{_SPACE}{{1,3}})"
+# Six tokens at least: no kind is shorter than seven digits, and a word token may be "double".
+_RUN = re.compile(rf"{_TOKEN}(?:{_SEP}?{_TOKEN}){{5,}}")
+_TOKEN_RE = re.compile(_TOKEN)
+DIGIT_CHARS = _CHARS  # a regex character class body
+_WHITESPACE = re.compile(rf"{_SPACE}+")
+MIN_RUN_TOKENS = 6
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    """One written digit (or `double oh`: two) at text[start:end], with its script."""
+
+    start: int
+    end: int
+    digits: str
+    script: str  # ascii | full | han | fin | word | x
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    """Digits written together (no separator inside), or single digits spaced one by one."""
+
+    start: int
+    end: int
+    digits: str
+    tokens: tuple[Token, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    start: int
+    end: int
+    groups: tuple[Group, ...]
+    seps: tuple[str, ...]  # the text between group k and k+1
+
+    @property
+    def digits(self) -> str:
+        return "".join(g.digits for g in self.groups)
+
+
+def _token(text: str, m: re.Match[str]) -> Token:
+    s = m.group(0)
+    c = s[0]
+    if "0" <= c <= "9":
+        return Token(m.start(), m.end(), c, "ascii")
+    if "０" <= c <= "９":
+        return Token(m.start(), m.end(), chr(ord(c) - 0xFF10 + 0x30), "full")
+    if c in HAN_DIGITS:
+        return Token(m.start(), m.end(), HAN_DIGITS[c], "han")
+    if c in FIN_DIGITS:
+        return Token(m.start(), m.end(), FIN_DIGITS[c], "fin")
+    if c in X_CHARS:
+        return Token(m.start(), m.end(), "X", "x")
+    words = s.lower().split()
+    times = {"double": 2, "triple": 3}.get(words[0], 1)
+    return Token(m.start(), m.end(), WORD_DIGITS[words[-1]] * times, "word")
+
+
+def _groups(text: str, tokens: list[Token]) -> tuple[list[list[Token]], list[str]]:
+    groups: list[list[Token]] = [[tokens[0]]]
+    seps: list[str] = []
+    for prev, tok in zip(tokens, tokens[1:], strict=False):
+        gap = text[prev.end:tok.start]
+        # Words are spaced by nature: "one three eight" is one group until punctuation.
+        if not gap or (prev.script == tok.script == "word" and gap.isspace()):
+            groups[-1].append(tok)
+        else:
+            groups.append([tok])
+            seps.append(gap)
+    return groups, seps
+
+
+def _merge_singles(groups: list[list[Token]], seps: list[str]) -> tuple[
+        list[list[Token]], list[str]]:
+    """`1 3 8 0 0 ...`: three or more one-digit groups spaced by whitespace are one group."""
+    def single(g: list[Token]) -> bool:
+        return len(g) == 1 and len(g[0].digits) == 1
+
+    out: list[list[Token]] = []
+    out_seps: list[str] = []
+    k = 0
+    while k < len(groups):
+        end = k
+        while end + 1 < len(groups) and single(groups[end]) and single(groups[end + 1]) \
+                and seps[end].isspace():
+            end += 1
+        if end - k >= 2:  # three singles at least: "3 1" stays two numbers
+            out.append([t for g in groups[k:end + 1] for t in g])
+        else:
+            end = k
+            out.append(groups[k])
+        if end + 1 < len(groups):
+            out_seps.append(seps[end])
+        k = end + 1
+    return out, out_seps
+
+
+def runs(text: str) -> list[Run]:
+    """Every run of six or more digit tokens in `text`, cut into groups."""
+    found: list[Run] = []
+    for rm in _RUN.finditer(text):
+        tokens = tokens_in(text, rm.start(), rm.end())
+        raw, seps = _groups(text, tokens)
+        merged, seps = _merge_singles(raw, seps)
+        groups = tuple(
+            Group(g[0].start, g[-1].end, "".join(t.digits for t in g), tuple(g)) for g in merged
+        )
+        found.append(Run(rm.start(), rm.end(), groups, tuple(seps)))
+    return found
+
+
+def tokens_in(text: str, start: int, end: int) -> list[Token]:
+    return [_token(text, m) for m in _TOKEN_RE.finditer(text, start, end)]
+
+
+def strip_space(sep: str) -> str:
+    return _WHITESPACE.sub("", sep)
