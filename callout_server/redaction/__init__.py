@@ -36,7 +36,23 @@ from callout_server.redaction.redactor import (
 )
 
 __all__ = [
-    "ADDRESS", "ALL_KINDS", "BANK_CARD", "DEFAULT_KINDS", "EMAIL", "ID_NUMBER", "LANDLINE",
-    "MAX_CHARS", "MIN_KEY_BYTES", "MOBILE", "NAME", "OPTIONAL_KINDS", "STRUCTURED_KINDS", "Found",
-    "RedactionError", "Redacted", "RedactedValue", "Redactor", "find",
+    "ADDRESS",
+    "ALL_KINDS",
+    "BANK_CARD",
+    "DEFAULT_KINDS",
+    "EMAIL",
+    "ID_NUMBER",
+    "LANDLINE",
+    "MAX_CHARS",
+    "MIN_KEY_BYTES",
+    "MOBILE",
+    "NAME",
+    "OPTIONAL_KINDS",
+    "STRUCTURED_KINDS",
+    "Found",
+    "Redacted",
+    "RedactedValue",
+    "RedactionError",
+    "Redactor",
+    "find",
 ]

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 _NUM = "0-9０-９零一二三四五六七八九十百幺两"
 _ROAD = "路|大街|街|大道|巷|弄|胡同|里"
-_TAIL = (rf"(?:院|号院)?(?:[{_NUM}A-Za-z]+(?:-[{_NUM}]+){{0,3}}"
+_TAIL = (rf"(?:院|号院)?(?:[\u4e00-\u9fff]{{2,6}}?(?:园|大厦|中心|广场|大楼))?(?:[{_NUM}A-Za-z]+(?:-[{_NUM}]+){{0,3}}"
          rf"(?:号楼|号院|栋|幢|座|单元|楼|层|室|号|户)?){{0,5}}")
 _STREET = re.compile(rf"([\u4e00-\u9fff]{{2,6}}?)(?:{_ROAD})[{_NUM}]+(?:-[{_NUM}]+)?号{_TAIL}")
 _COMPOUND = re.compile(
@@ -25,7 +25,7 @@ _EN = re.compile(
     r"|Drive|Dr\.?|Boulevard|Blvd\.?|Way|Court|Ct\.?)(?![A-Za-z])"
     r"(?:,?\s*(?:Apt\.?|Apartment|Suite|Unit|#)\s*[A-Za-z0-9-]+)?")
 # Where a road name cannot start: the end of a cue or of an administrative division.
-_LEFT = re.compile(r".*(?:住在|住|地址是|地址|寄到|送到|在|到|省|市|区|县|镇|乡|街道|是)")
+_LEFT = re.compile(r".*(?:住在|住|地址是|地址|寄到|送到|在|到|放|给|去|来|省|市|区|县|镇|乡|街道|是)")
 
 
 @dataclass(frozen=True, slots=True)

@@ -79,6 +79,12 @@ def is_id_number(d: str) -> bool:
             and not is_pseudonym_region(d[:6]))
 
 
+def is_id_shaped(d: str) -> bool:
+    """An ID number but for its check character (used only after an ID cue)."""
+    return (len(d) == 18 and d[:17].isdigit() and d[17] in "0123456789X"
+            and d[:2] in PROVINCES and valid_date(d[6:14]) and not is_pseudonym_region(d[:6]))
+
+
 def luhn_ok(d: str) -> bool:
     total = 0
     for i, c in enumerate(reversed(d)):

@@ -22,7 +22,7 @@ SURNAMES = (
 # After 我是 a surname char that also starts everyday words is too risky: 我是高中生, 我是马上.
 _RISKY_AFTER_SHI = frozenset("高马方白向万于龙金石江任常安文明余全史成雷夏毛贺")
 _STOP = frozenset("的了吗呢吧啊呀哦嗯是在有和跟我你他她们这那就都也还很太想要会能可说做去来到给从先女小"
-                  "老经总工师家人本个位啥什怎么不没今明昨后前上下里边号电手机卡证")
+                  "老经总工师家人本个位啥什怎么不没今昨上下里边号电手机卡证")
 _HONORIFIC = re.compile(r"(?:先生|女士|小姐|老师|经理|总|工|师傅|阿姨|大哥|大姐)")
 _ZH = re.compile(r"(我叫|我的名字叫|我的名字是|名字叫|本人叫|我姓|免贵姓|本人姓|我是|这里是|我这边是)\s?")
 _EN = re.compile(r"(?i:\b(?:my name is|my name's|name is|this is|call me)\s+)"

@@ -73,21 +73,33 @@ def _landline(body: str, bounds: frozenset[int], cc: str, structured: bool) -> t
     return None
 
 
-def classify(digits: str, lens: tuple[int, ...], *, whole: bool, plus: bool = False,
-             landline_cue: bool = False) -> tuple[str, str, int] | None:
+@dataclass(frozen=True, slots=True)
+class Cues:
+    """What the words just before a run say it is (context.py)."""
+
+    plus: bool = False
+    landline: bool = False
+    id_number: bool = False
+    card: bool = False
+
+
+_NO_CUES = Cues()
+
+
+def classify(digits: str, lens: tuple[int, ...], *, whole: bool,
+             cues: Cues = _NO_CUES) -> tuple[str, str, int] | None:
     """(kind, canonical value, kept digits) of a stretch of groups, or None."""
     structured = whole or len(lens) == 1
-    if "X" in digits:
-        if (digits[-1] == "X" and "X" not in digits[:-1] and len(digits) == 18
-                and (structured or lens in _ID_GROUPS) and checks.is_id_number(digits)):
-            return ID_NUMBER, digits, 0
-        return None
     n = len(digits)
-    if n == 18 and (structured or lens in _ID_GROUPS) and checks.is_id_number(digits):
+    if n == 18 and "X" not in digits[:-1] and (structured or lens in _ID_GROUPS) and (
+            checks.is_id_number(digits) or (cues.id_number and checks.is_id_shaped(digits))):
         return ID_NUMBER, digits, 0
-    if 16 <= n <= 19 and (structured or _card_grouped(lens)) and checks.is_bank_card(digits):
+    if "X" in digits:
+        return None
+    if 16 <= n <= 19 and (structured or _card_grouped(lens)) and (
+            checks.is_bank_card(digits) or cues.card):
         return BANK_CARD, digits, 0
-    cc = _country_code(digits, lens, plus, structured)
+    cc = _country_code(digits, lens, cues.plus, structured)
     if cc and lens[0] < len(cc):
         return None
     rest_lens = ((lens[0] - len(cc),) if lens[0] > len(cc) else ()) + lens[1:]
@@ -101,16 +113,17 @@ def classify(digits: str, lens: tuple[int, ...], *, whole: bool, plus: bool = Fa
     found = _landline(body, frozenset(bounds), cc, structured)
     if found is not None:
         return LANDLINE, found[0], found[1]
-    if landline_cue and not cc and structured and checks.is_local(digits):
+    if cues.landline and not cc and structured and checks.is_local(digits):
         return LANDLINE, digits, 0
     return None
 
 
 def _candidates(text: str, run: Run) -> list[tuple[bool, int, int, int, str, str, int]]:
     groups = run.groups
-    plus = run.start > 0 and text[run.start - 1] in "+＋"
-    exempt_upto = context.first_segment_end(run) if context.exempt_before(text, run.start) else -1
-    cue = context.landline_cue_before(text, run.start)
+    said = context.before(text, run.start)
+    exempt_upto = context.first_segment_end(run) if said.not_personal else -1
+    cues = Cues(plus=run.start > 0 and text[run.start - 1] in "+＋", landline=said.landline,
+                id_number=said.id_number, card=said.card)
     ext_follows = _EXT.match(text, run.end) is not None
     found = []
     for i in range(len(groups)):
@@ -130,8 +143,7 @@ def _candidates(text: str, run: Run) -> list[tuple[bool, int, int, int, str, str
             stretch = groups[i:j + 1]
             got = classify("".join(g.digits for g in stretch),
                            tuple(len(g.digits) for g in stretch),
-                           whole=i == 0 and last, plus=plus and i == 0,
-                           landline_cue=cue and i == 0)
+                           whole=i == 0 and last, cues=cues if i == 0 else _NO_CUES)
             if got is not None:
                 found.append((i == 0 and last, total, i, j, *got))
     return found
