@@ -22,6 +22,7 @@ _CUE_WINDOW = 24
 # Checked as suffixes of the lowered window (str.endswith): an end-anchored regex search tried
 # every position of the window and cost more than the rest of the detector together.
 _FILLER = " \t\u3000:：#是为"
+_EN_FILLER = (" is", " was", " are")
 _SUFFIXES = ("号码", "编号", "号", "码", " number", " no.", " no", " id", "#")
 _NOT_PERSONAL = (
     "订单", "单号", "合同", "编号", "流水", "工单", "运单", "快递", "物流", "发票", "保单", "批次",
@@ -45,6 +46,7 @@ _UNIT_AFTER = re.compile(
     r"|percent|times|minutes?|hours?|days?|people|pcs)(?![A-Za-z]))"
 )
 _STRONG = frozenset("，,、")
+_LETTERS_THEN_DIGIT = re.compile(r"[A-Za-z]+[0-9]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,22 +69,43 @@ def _ends_with_word(window: str, cues: tuple[str, ...]) -> bool:
                for c in cues)
 
 
-def _cued(windows: list[str], cues: tuple[str, ...]) -> bool:
-    return any(_ends_with_word(w, cues) for w in windows)
+def _by_last_char(cues: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+    index: dict[str, list[str]] = {}
+    for c in cues:
+        index.setdefault(c[-1], []).append(c)
+    return {k: tuple(v) for k, v in index.items()}
 
 
-_LAST_CHARS = frozenset(c[-1] for c in (*_NOT_PERSONAL, *_LANDLINE, *_ID, *_CARD, *_SUFFIXES))
+# Indexed by last character: a window is compared with the two or three cues that can end it,
+# not with sixty (endswith over a tuple of sixty cost microseconds on Chinese text).
+_NOT_PERSONAL_AT = _by_last_char(_NOT_PERSONAL)
+_LANDLINE_AT = _by_last_char(_LANDLINE)
+_ID_AT = _by_last_char(_ID)
+_CARD_AT = _by_last_char(_CARD)
+_SUFFIXES_AT = _by_last_char(_SUFFIXES)
 _NOTHING = Before(False, False, False, False)
+
+
+def _cued(windows: list[str], index: dict[str, tuple[str, ...]]) -> bool:
+    for w in windows:
+        cues = index.get(w[-1]) if w else None
+        if cues and _ends_with_word(w, cues):
+            return True
+    return False
 
 
 def before(text: str, start: int) -> Before:
     window = text[max(0, start - _CUE_WINDOW):start].rstrip(_FILLER).lower()
-    if not window or window[-1] not in _LAST_CHARS:  # the common case, decided at once
+    if window.endswith(_EN_FILLER):  # "my card number is ..."
+        window = window[:window.rfind(" ")].rstrip(_FILLER)
+    if not window:
         return _NOTHING
-    windows = [window] + [window[:-len(s)].rstrip(_FILLER) for s in _SUFFIXES
-                          if window.endswith(s)]
-    return Before(_cued(windows, _NOT_PERSONAL), _cued(windows, _LANDLINE), _cued(windows, _ID),
-                  _cued(windows, _CARD))
+    windows = [window]
+    for s in _SUFFIXES_AT.get(window[-1], ()):
+        if window.endswith(s):
+            windows.append(window[:-len(s)].rstrip(_FILLER))
+    return Before(_cued(windows, _NOT_PERSONAL_AT), _cued(windows, _LANDLINE_AT),
+                  _cued(windows, _ID_AT), _cued(windows, _CARD_AT))
 
 
 def is_amount(run: Run) -> bool:
@@ -109,8 +132,13 @@ def unit_after(text: str, end: int) -> bool:
 
 
 def glued_to_letters(text: str, start: int, end: int) -> bool:
-    """A code such as `SF1380013800012`: ASCII letters touch the digits."""
+    """A code such as `SF1380013800012` or `1380013800A12`: ASCII letters touch the digits.
+
+    Letters before the digits make a code; letters after them only when digits follow again
+    (`13800138000OK` is a number and a word run together, and is redacted).
+    """
     before = text[start - 1] if start else ""
-    after = text[end] if end < len(text) else ""
-    return (before.isascii() and before.isalpha() and "0" <= text[start] <= "9") or (
-        after.isascii() and after.isalpha() and "0" <= text[end - 1] <= "9")
+    if before.isascii() and before.isalpha() and "0" <= text[start] <= "9":
+        return True
+    m = _LETTERS_THEN_DIGIT.match(text, end)
+    return m is not None and "0" <= text[end - 1] <= "9"

@@ -36,8 +36,9 @@ _CHARS = "0-9０-９" + "".join(HAN_DIGITS) + "".join(FIN_DIGITS)
 # position made scanning Chinese text five times slower.
 _WORD = (r"(?=[ZzOoTtFfSsEeNnDd])(?<![A-Za-z])(?i:(?:(?:double|triple) +)?(?:"
          + "|".join(WORD_DIGITS) + r"))(?![A-Za-z])")
-# X only closes a group (an ID's last character): "3x faster" or "x8001" are no check digit.
-_X = rf"[{X_CHARS}](?<=[{_CHARS}][{X_CHARS}])(?![A-Za-z{_CHARS}])"
+# X only closes a group (an ID's last character; "x8001" is an extension). Where it closes no
+# ID number ("3x faster", "13800138000X") the number is read without it (numbers.py).
+_X = rf"[{X_CHARS}](?<=[{_CHARS}][{X_CHARS}])(?![{_CHARS}])"
 _SPACE = "[ \t\u00a0\u3000]"
 _SEP = rf"(?:{_SPACE}{{0,3}}(?:[-–—－‐.·,，、()（）]|杠){_SPACE}{{0,3}}|{_SPACE}{{1,3}})"
 # Six tokens at least: no kind is shorter than seven digits, and a word token may be "double".

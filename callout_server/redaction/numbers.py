@@ -118,7 +118,8 @@ def classify(digits: str, lens: tuple[int, ...], *, whole: bool,
     return None
 
 
-def _candidates(text: str, run: Run) -> list[tuple[bool, int, int, int, str, str, int]]:
+def _candidates(text: str, run: Run) -> list[tuple[bool, int, int, int, int, str, str, int]]:
+    """(whole run, digits, first group, last group, trailing X dropped, kind, value, kept)."""
     groups = run.groups
     said = context.before(text, run.start)
     exempt_upto = context.first_segment_end(run) if said.not_personal else -1
@@ -141,11 +142,15 @@ def _candidates(text: str, run: Run) -> list[tuple[bool, int, int, int, str, str
                     last and ext_follows):
                 continue
             stretch = groups[i:j + 1]
-            got = classify("".join(g.digits for g in stretch),
-                           tuple(len(g.digits) for g in stretch),
-                           whole=i == 0 and last, cues=cues if i == 0 else _NO_CUES)
+            digits = "".join(g.digits for g in stretch)
+            lens = tuple(len(g.digits) for g in stretch)
+            kw = {"whole": i == 0 and last, "cues": cues if i == 0 else _NO_CUES}
+            got = classify(digits, lens, **kw)
+            cut = 0
+            if got is None and digits.endswith("X") and lens[-1] > 1:
+                got, cut = classify(digits[:-1], (*lens[:-1], lens[-1] - 1), **kw), 1
             if got is not None:
-                found.append((i == 0 and last, total, i, j, *got))
+                found.append((i == 0 and last, total, i, j, cut, *got))
     return found
 
 
@@ -168,13 +173,15 @@ def find_numbers(text: str) -> list[NumberMatch]:
         cands = _candidates(text, run)
         cands.sort(key=lambda c: (not c[0], -c[1], c[2]))
         taken: list[tuple[int, int]] = []
-        for _, _, i, j, kind, value, keep in cands:
+        for _, _, i, j, cut, kind, value, keep in cands:
             if any(i <= b and a <= j for a, b in taken):
                 continue
             taken.append((i, j))
             stretch = run.groups[i:j + 1]
-            m = NumberMatch(kind, stretch[0].start, stretch[-1].end, value,
-                            tuple(t for g in stretch for t in g.tokens), keep)
+            tokens = tuple(t for g in stretch for t in g.tokens)
+            if cut:
+                tokens = tokens[:-1]
+            m = NumberMatch(kind, stretch[0].start, tokens[-1].end, value, tokens, keep)
             out.append(_with_extension(text, m) if j == len(run.groups) - 1 else m)
     out.sort(key=lambda m: m.start)
     return out
