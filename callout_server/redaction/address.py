@@ -10,7 +10,7 @@ without a number (`人民路地铁站`) or a metro line (`3号线`).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 _NUM = "0-9０-９零一二三四五六七八九十百幺两"
 _ROAD = "路|大街|街|大道|巷|弄|胡同|里"
@@ -28,8 +28,7 @@ _EN = re.compile(
 _LEFT = re.compile(r".*(?:住在|住|地址是|地址|寄到|送到|在|到|放|给|去|来|省|市|区|县|镇|乡|街道|是)")
 
 
-@dataclass(frozen=True, slots=True)
-class AddressMatch:
+class AddressMatch(NamedTuple):
     start: int
     end: int
     value: str

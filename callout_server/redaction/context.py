@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from callout_server.redaction.digits import Run, strip_space
 
@@ -49,8 +49,7 @@ _STRONG = frozenset("，,、")
 _LETTERS_THEN_DIGIT = re.compile(r"[A-Za-z]+[0-9]")
 
 
-@dataclass(frozen=True, slots=True)
-class Before:
+class Before(NamedTuple):
     """What the words just before a run say about it."""
 
     not_personal: bool  # an order/contract/tracking... number, a tail number, an amount

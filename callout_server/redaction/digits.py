@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 # Chinese digits as ASR writes numbers read digit by digit; 幺 is 1, 两 is 2, 〇/○ are 0.
 HAN_DIGITS = {
@@ -36,18 +36,21 @@ _CHARS = "0-9０-９" + "".join(HAN_DIGITS) + "".join(FIN_DIGITS)
 # position made scanning Chinese text five times slower.
 _WORD = (r"(?=[ZzOoTtFfSsEeNnDd])(?<![A-Za-z])(?i:(?:(?:double|triple) +)?(?:"
          + "|".join(WORD_DIGITS) + r"))(?![A-Za-z])")
-# X only closes a group (an ID's last character; "x8001" is an extension). Where it closes no
-# ID number ("3x faster", "13800138000X") the number is read without it (numbers.py).
-_X = rf"[{X_CHARS}](?<=[{_CHARS}][{X_CHARS}])(?![{_CHARS}])"
+# X only closes a stretch of digits (an ID's last character; "x8001" is an extension). Where
+# it closes no ID number ("3x faster", "13800138000X") the number is read without it.
+_X = rf"[{X_CHARS}](?![{_CHARS}])"
 _SPACE = "[ \t\u00a0\u3000]"
-_SEP = rf"(?:{_SPACE}{{0,3}}(?:[-–—－‐.·,，、()（）]|杠){_SPACE}{{0,3}}|{_SPACE}{{1,3}})"
-# Six tokens at least: no kind is shorter than seven digits, and a word token may be "double".
+_PUNCT = "(?:[-–—－‐.·,，、()（）]|杠)"
+# A separator is never empty (so the run pattern cannot backtrack through empty choices):
+# spaces, perhaps with one punctuation mark, or one mark with spaces after it.
+_SEP = rf"(?:{_SPACE}{{1,3}}(?:{_PUNCT}{_SPACE}{{0,3}})?|{_PUNCT}{_SPACE}{{0,3}})"
+_DIGIT_STRETCH = rf"[{_CHARS}]+(?:{_X})?"
 # Two scanners: digits only (the common case), and with English number words, used only when
-# the text has one (checked on its ASCII words, which is cheap).
-_TOKEN_DIGITS = rf"(?:[{_CHARS}]|{_X})"
-_TOKEN_WORDS = rf"(?:[{_CHARS}]|{_WORD}|{_X})"
-_RUN_DIGITS = re.compile(rf"[{_CHARS}](?:{_SEP}?{_TOKEN_DIGITS}){{5,}}")
-_RUN_WORDS = re.compile(rf"(?:[{_CHARS}]|{_WORD})(?:{_SEP}?{_TOKEN_WORDS}){{5,}}")
+# the text has one (checked on its ASCII words, which is cheap). A run is a stretch of digits
+# or a word, then more of them after separators; runs shorter than MIN_RUN_DIGITS are dropped.
+_RUN_DIGITS = re.compile(rf"{_DIGIT_STRETCH}(?:{_SEP}{_DIGIT_STRETCH})*")
+_RUN_WORDS = re.compile(rf"(?:{_DIGIT_STRETCH}|{_WORD})(?:{_SEP}?(?:{_DIGIT_STRETCH}|{_WORD}))*")
+MIN_RUN_DIGITS = 7  # no kind is shorter: a local number after a landline cue
 # Tokenising a run takes a stretch of one script at once (`13800138000` is one token): a
 # token per character made the redaction of a plain number three times slower.
 _HAN_CLASS = "".join(HAN_DIGITS)
@@ -60,11 +63,9 @@ _TO_ASCII = str.maketrans({**{chr(0xFF10 + i): str(i) for i in range(10)}, **HAN
 _LETTERS = re.compile("[A-Za-z]+")
 DIGIT_CHARS = _CHARS  # a regex character class body
 _WHITESPACE = re.compile(rf"{_SPACE}+")
-MIN_RUN_TOKENS = 6
 
 
-@dataclass(frozen=True, slots=True)
-class Token:
+class Token(NamedTuple):
     """Digits written in one script at text[start:end] (`138`, `一三八`, `double oh`)."""
 
     start: int
@@ -73,8 +74,7 @@ class Token:
     script: str  # ascii | full | han | fin | word | x
 
 
-@dataclass(frozen=True, slots=True)
-class Group:
+class Group(NamedTuple):
     """Digits written together (no separator inside), or single digits spaced one by one."""
 
     start: int
@@ -83,8 +83,7 @@ class Group:
     tokens: tuple[Token, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class Run:
+class Run(NamedTuple):
     start: int
     end: int
     groups: tuple[Group, ...]
@@ -156,11 +155,15 @@ def _merge_singles(groups: list[list[Token]], seps: list[str]) -> tuple[
 
 
 def runs(text: str) -> list[Run]:
-    """Every run of six or more digit tokens in `text`, cut into groups."""
+    """Every run of seven digits or more in `text`, cut into groups."""
     found: list[Run] = []
     with_words = has_digit_words(text)
     for rm in (_RUN_WORDS if with_words else _RUN_DIGITS).finditer(text):
+        if rm.end() - rm.start() < MIN_RUN_DIGITS and not with_words:
+            continue  # "一下", "3个": most runs are one or two digits
         tokens = tokens_in(text, rm.start(), rm.end(), with_words=with_words)
+        if sum(len(t.digits) for t in tokens) < MIN_RUN_DIGITS:
+            continue
         raw, seps = _groups(text, tokens)
         merged, seps = _merge_singles(raw, seps)
         groups = tuple(
@@ -175,11 +178,14 @@ def tokens_in(text: str, start: int, end: int, *, with_words: bool = False) -> l
     return [_token(m) for m in pattern.finditer(text, start, end)]
 
 
+_WORD_SET = frozenset(WORD_DIGITS)
+
+
 def has_digit_words(text: str) -> bool:
+    """Whether `text` has an English number word (a whole word: "phone" has none)."""
     if not text.isascii() and not _LETTERS.search(text):
         return False
-    letters = " ".join(_LETTERS.findall(text)).lower()
-    return any(w in letters for w in WORD_DIGITS)
+    return not _WORD_SET.isdisjoint(w.lower() for w in _LETTERS.findall(text))
 
 
 def strip_space(sep: str) -> str:

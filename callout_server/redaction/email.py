@@ -12,7 +12,7 @@ are not looked for.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from callout_server.redaction.digits import HAN_DIGITS
 
@@ -43,8 +43,7 @@ _JOINERS = {"点": ".", "dot": ".", "下划线": "_", "underscore": "_"}
 _CUE_WINDOW = 40
 
 
-@dataclass(frozen=True, slots=True)
-class EmailMatch:
+class EmailMatch(NamedTuple):
     start: int
     end: int
     value: str  # local@domain, lower case, spoken words and numerals normalised

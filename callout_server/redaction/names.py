@@ -10,7 +10,7 @@ do not start a common word: `我是学生`, `我是马上到`, `我是本人` st
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 # The commonest surnames (about 85 % of the population), compound ones first.
 COMPOUND_SURNAMES = ("欧阳", "司马", "诸葛", "上官", "东方", "皇甫", "慕容", "令狐", "司徒", "夏侯")
@@ -31,8 +31,7 @@ _EN_STOP = frozenset("I The A An Not Just Here Calling Sorry Fine Busy Good Happ
                      "Ok Okay Mr Mrs Ms Miss Dr It That This What Why How When Where China".split())
 
 
-@dataclass(frozen=True, slots=True)
-class NameMatch:
+class NameMatch(NamedTuple):
     start: int
     end: int
     value: str

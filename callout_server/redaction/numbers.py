@@ -11,7 +11,7 @@ drop amounts, codes and cued order numbers. The longest stretch wins; the whole 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from callout_server.redaction import checks, context
 from callout_server.redaction.digits import DIGIT_CHARS, Run, Token, runs, tokens_in
@@ -24,8 +24,7 @@ _EXT = re.compile(rf"[ \t]*(?:转|分机号?|(?i:ext\.?|extension|x))[ \t]*(?:�
                   rf"(?=[{DIGIT_CHARS}])([{DIGIT_CHARS}]{{1,6}})(?![{DIGIT_CHARS}])")
 
 
-@dataclass(frozen=True, slots=True)
-class NumberMatch:
+class NumberMatch(NamedTuple):
     kind: str
     start: int
     end: int
@@ -73,8 +72,7 @@ def _landline(body: str, bounds: frozenset[int], cc: str, structured: bool) -> t
     return None
 
 
-@dataclass(frozen=True, slots=True)
-class Cues:
+class Cues(NamedTuple):
     """What the words just before a run say it is (context.py)."""
 
     plus: bool = False

@@ -217,20 +217,27 @@ def _write(said: str, tok: Token, digits: str, style: dict[str, str], prev_scrip
         if digits == "X":
             return said
         script = prev_script
-    if digits == "X":
+    if script == "word":
+        return _words(said, digits)
+    return "".join(_char(d, script, style) for d in digits)
+
+
+def _char(d: str, script: str, style: dict[str, str]) -> str:
+    if d == "X":  # an ID pseudonym's check character, where the original had a digit
         return {"han": "叉", "fin": "叉", "full": "Ｘ"}.get(script, "X")
-    if script == "ascii":
-        return digits
     if script == "full":
-        return "".join(chr(0xFF10 + int(d)) for d in digits)
+        return chr(0xFF10 + int(d))
     if script == "han":
-        return "".join(style.get(d, _HAN_OUT[int(d)]) for d in digits)
+        return style.get(d, _HAN_OUT[int(d)])
     if script == "fin":
-        return "".join(_FIN_OUT[int(d)] for d in digits)
-    words = [_WORDS_OUT[int(d)] for d in digits]
+        return _FIN_OUT[int(d)]
+    return d
+
+
+def _words(said: str, digits: str) -> str:
+    words = ["X" if d == "X" else _WORDS_OUT[int(d)] for d in digits]
     if len(digits) > 1 and len(set(digits)) == 1:
-        multiplier = said.split()[0]
-        text = f"{multiplier} {words[0]}"
+        text = f"{said.split()[0]} {words[0]}"  # "double oh" stays "double <digit>"
     else:
         text = " ".join(words)
     return text[0].upper() + text[1:] if said[0].isupper() else text

@@ -27,6 +27,11 @@ MIN_KEY_BYTES = 16
 MAX_CHARS = 1_000_000  # a vendor error body is far shorter; past this, refuse rather than stall
 _MAX_DEPTH = 64
 _MIN_INT = 10 ** 9  # ints below ten digits hold no phone, ID or card
+# Texts in which nothing was found, remembered: JSON keys, the script's own lines and the
+# commonest answers repeat across records. Only clean texts are kept (no personal value is
+# held in memory for longer), at most this many and this long; the set is emptied when full.
+CLEAN_CACHE_SIZE = 8192
+_CLEAN_CACHE_CHARS = 512
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,13 +54,15 @@ class Redactor:
     """Finds the chosen kinds and replaces them by keyed pseudonyms. Thread-safe, no I/O."""
 
     def __init__(self, key: bytes | str, kinds: Iterable[str] = DEFAULT_KINDS, *,
-                 max_chars: int = MAX_CHARS) -> None:
+                 max_chars: int = MAX_CHARS, clean_cache: int = CLEAN_CACHE_SIZE) -> None:
         raw = key.encode() if isinstance(key, str) else bytes(key)
         if len(raw) < MIN_KEY_BYTES:
             raise ValueError(f"the redaction key needs at least {MIN_KEY_BYTES} bytes")
         self.kinds = check_kinds(tuple(kinds))
         self.max_chars = max_chars
         self._pseudonyms = Pseudonyms(raw)
+        self._clean: set[str] = set()
+        self._clean_max = clean_cache
 
     def find(self, text: str) -> tuple[Found, ...]:
         return find(text, self.kinds)
@@ -77,16 +84,24 @@ class Redactor:
             raise RedactionError(f"internal error ({type(exc).__name__})") from None
 
     def _redact(self, text: str) -> Redacted:
+        if text in self._clean:
+            return Redacted(text, {})
         found = find(text, self.kinds)
         if not found:
+            if self._clean_max and len(text) <= _CLEAN_CACHE_CHARS:
+                if len(self._clean) >= self._clean_max:
+                    self._clean.clear()
+                self._clean.add(text)
             return Redacted(text, {})
         out, at = [], 0
+        kinds: dict[str, int] = {}
         for f in found:
             out.append(text[at:f.start])
             out.append(self._replacement(text, f))
             at = f.end
+            kinds[f.kind] = kinds.get(f.kind, 0) + 1
         out.append(text[at:])
-        return Redacted("".join(out), dict(Counter(f.kind for f in found)))
+        return Redacted("".join(out), kinds)
 
     def _replacement(self, text: str, f: Found) -> str:
         pseudonym = self.pseudonym(f)
@@ -113,7 +128,8 @@ class Redactor:
             raise RedactionError(f"value nested deeper than {_MAX_DEPTH}")
         if isinstance(value, str):
             r = self.redact(value)
-            counts.update(r.kinds)
+            if r.kinds:
+                counts.update(r.kinds)
             return r.text
         if value is None or isinstance(value, bool | float):
             return value
