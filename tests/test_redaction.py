@@ -44,6 +44,7 @@ def digits_of(text: str) -> str:
     "0086-13872837651", "+8613872837651", "一三八七二八三七六五一", "幺三八七两八三七六五幺",
     "幺三八 七二八三 七六五幺", "138七二八三7651", "１３８７２８３７６５１", "1 3 8 7 2 8 3 7 6 5 1",
     "one three eight seven two eight three seven six five one", "(+86) 138-7283-7651",
+    "013872837651", "零一三八七二八三七六五一",
 ])
 def test_every_spelling_of_a_mobile_is_found_with_one_value(said: str) -> None:
     found = find(f"我的电话是{said}，谢谢")
@@ -54,7 +55,7 @@ def test_same_value_same_pseudonym_in_every_spelling(r: Redactor) -> None:
     ascii_ = r.redact("138 7283 7651").text
     han = r.redact("一三八七二八三七六五一").text
     assert digits_of(ascii_) == digits_of(han) != MOBILE
-    assert r.redact(f"打{MOBILE}").text == r.redact(f"号码{MOBILE}。").text.replace("号码", "打")[:-1]
+    assert r.redact(f"打{MOBILE}").text[1:] == r.redact(f"号码{MOBILE}。").text[2:-1]
 
 
 def test_pseudonym_keeps_the_spelling(r: Redactor) -> None:
@@ -88,11 +89,9 @@ def test_typed_pseudonyms_are_valid_of_their_kind(r: Redactor) -> None:
         f = find(text)[0]
         p = r.pseudonym(f)
         assert f.kind == kind and p != f.value
-        if kind == "id_number":
-            assert is_id_number(p[:6].replace("0000", "0101") + p[6:17]
-                                + id_check_char(p[:6].replace("0000", "0101") + p[6:17]))
+        if kind == "id_number":  # a province-level region: valid in form, never issued
             assert p[17] == id_check_char(p[:17]) and valid_date(p[6:14])
-            assert 1950 <= int(p[6:10]) <= 2005 and p[2:6] == "0000"
+            assert 1950 <= int(p[6:10]) <= 2005 and p[2:6] == "0000" and not is_id_number(p)
         if kind == "bank_card":
             assert luhn_ok(p) and is_bank_card(p) and p[:6] == CARD[:6] and p[-4:] == CARD[-4:]
             assert len(p) == len(CARD)

@@ -2,9 +2,9 @@
 
 A transcript spells one number in many ways: `13800138000`, `138 0013 8000`, `138，0013，8000`,
 `一三八零零一三八零零零`, `幺三八`, `１３８`, `138零零13八000`, `one three eight double oh ...`.
-`runs(text)` finds maximal runs of digit tokens joined by at most one separator (spaces, a
-dash, a dot, a comma, `、`, `杠`), and cuts each run into groups at its separators (a parenthesised area code too), because
-how a number is grouped tells a phone (3-4-4) from a card (4-4-4-4) from an amount
+`runs(text)` finds maximal runs of digits joined by separators (spaces with at most one dash,
+dot, comma, `、`, parenthesis or `杠`), and cuts each run into groups at its separators,
+because how a number is grouped tells a phone (3-4-4) from a card (4-4-4-4) from an amount
 (1,380,013). A run of single digits spaced one by one (`1 3 8 0 0 ...`) is one group.
 
 Tokens keep their script so a pseudonym can be written back in the same spelling.

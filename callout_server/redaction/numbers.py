@@ -104,6 +104,8 @@ def classify(digits: str, lens: tuple[int, ...], *, whole: bool,
     body = digits[len(cc):]
     if checks.is_mobile(body) and (structured or rest_lens in _MOBILE_GROUPS):
         return MOBILE, body, len(cc)
+    if not cc and n == 12 and digits[0] == "0" and structured and checks.is_mobile(digits[1:]):
+        return MOBILE, digits[1:], 1  # the long-distance 0 once dialled before a mobile
     bounds, at = set(), 0
     for k in rest_lens[:-1]:
         at += k
