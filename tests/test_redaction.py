@@ -5,6 +5,7 @@ result."""
 from __future__ import annotations
 
 import re
+import time
 
 import pytest
 
@@ -213,3 +214,20 @@ def test_every_key_renders_an_id_pseudonym_in_the_original_spelling(said: str) -
         out = r.redact(f"身份证 {said}")
         assert out.kinds == {"id_number": 1}
         assert said not in out.text
+
+
+@pytest.mark.parametrize("hostile", [
+    "a." * 50_000 + "@", "a " * 50_000 + "at x", "1-" * 50_000, "艾特" + "点a" * 50_000,
+    "路1号" * 30_000, "一" * 100_000, "a@b." * 30_000,
+])
+def test_long_hostile_text_costs_linear_time(hostile: str) -> None:
+    # A vendor error body is untrusted: no pattern may go quadratic on it.
+    r = Redactor(KEY, ALL_KINDS)
+    start = time.process_time()
+    r.redact(hostile)
+    assert time.process_time() - start < 5.0
+
+
+def test_whole_run_in_many_groups_is_still_one_number() -> None:
+    for said in ("幺三八，七二，八三，七六，五幺", "one three eight, seven two, eight three, seven six, five one"):
+        assert [f.value for f in find(said)] == [MOBILE]

@@ -18,17 +18,19 @@ from callout_server.redaction.digits import HAN_DIGITS
 
 _HAN = "".join(c for c in HAN_DIGITS)
 _LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}[A-Za-z0-9])?"
-_PART = rf"(?:[A-Za-z0-9][A-Za-z0-9_%+]*|[{_HAN}]{{3,}})"
+# Every repetition is bounded (RFC 5321: 64 characters a local part, 63 a label), so a long
+# hostile text costs linear time, never quadratic.
+_PART = rf"(?:[A-Za-z0-9][A-Za-z0-9_%+]{{0,63}}|[{_HAN}]{{3,20}})"
 _JOIN = r"(?:[._-]|\s*(?:点|下划线)\s*|\s+(?i:dot|underscore)\s+)"
-_LOCAL = rf"{_PART}(?:{_JOIN}{_PART})*"
+_LOCAL = rf"{_PART}(?:{_JOIN}{_PART}){{0,8}}"
 _DOT = r"(?:\s*(?:\.|点)\s*|\s+(?i:dot)\s+)"
 _TLDS = ("com|cn|net|org|edu|gov|io|co|uk|hk|tw|mo|jp|kr|sg|me|info|biz|top|vip|xyz|ai|de|fr"
          "|ru|us|ca|au|in|cc|tv")
-_DLABEL = rf"(?:{_LABEL}|[{_HAN}]+)"
-_SPOKEN_DOMAIN = rf"{_DLABEL}(?:{_DOT}{_DLABEL})*?{_DOT}(?i:{_TLDS})(?![A-Za-z0-9])"
+_DLABEL = rf"(?:{_LABEL}|[{_HAN}]{{1,20}})"
+_SPOKEN_DOMAIN = rf"{_DLABEL}(?:{_DOT}{_DLABEL}){{0,4}}?{_DOT}(?i:{_TLDS})(?![A-Za-z0-9])"
 _WRITTEN = re.compile(
     rf"(?<![A-Za-z0-9._%+-])([A-Za-z0-9][A-Za-z0-9._%+-]{{0,63}})\s?[@＠]\s?"
-    rf"((?:{_LABEL}\.)+[A-Za-z]{{2,24}})(?![A-Za-z0-9-])")
+    rf"((?:{_LABEL}\.){{1,8}}[A-Za-z]{{2,24}})(?![A-Za-z0-9-])")
 _SPOKEN = re.compile(
     rf"(?<![A-Za-z0-9])({_LOCAL})(\s*(?:@|＠|艾特|圈[aA])\s*|\s+(?i:at)\s+)({_SPOKEN_DOMAIN})")
 _CUE = re.compile(r"(?:邮箱|邮件|电邮|(?i:e-?mail|mail|mailbox|address))(?:地址|(?i: address))?"
