@@ -53,9 +53,7 @@ from callout_server.db.base import utcnow
 from callout_server.db.engine import Database, is_db_unavailable
 from callout_server.errors import ApiError
 from callout_server.i18n import current, msg, text
-from callout_server.llm.config import LLMConfig
-from callout_server.llm.credentials import same_origin
-from callout_server.llm.masking import MASK, mask_api_key, mask_url
+from callout_server.llm import MASK, LLMConfig, mask_api_key, mask_url, same_origin
 
 # Row fields an operator writes (api_key is handled apart: it is never diffed in clear).
 FIELDS = ROW_FIELDS

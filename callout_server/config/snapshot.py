@@ -24,7 +24,7 @@ from callout_server.config.repository import ConfigRepository
 from callout_server.config.schemas import call_values
 from callout_server.config.secrets import SecretBox, SecretDecryptError
 from callout_server.db.engine import Database
-from callout_server.llm.config import LLMConfig
+from callout_server.llm import LLMConfig
 from callout_server.upstream import Route
 
 log = logging.getLogger(__name__)
