@@ -1,8 +1,9 @@
 """The import contracts in pyproject.toml ([tool.importlinter]) hold.
 
 The shared LLM client is the ground floor: nothing in `callout_server.llm` imports another
-package of the project, so no cycle can run through it (it used to import the configuration
-package, which imports it back). docs/architecture.md draws the floors.
+package of the project but the message catalogue (`i18n`, below it), so no cycle can run
+through it (it used to import the configuration package, which imports it back).
+docs/architecture.md draws the floors.
 """
 
 from __future__ import annotations

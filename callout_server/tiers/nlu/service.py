@@ -83,12 +83,16 @@ class NluService:
         except UpstreamError as exc:  # every attempt failed, or the deadline passed
             report = exc.report
         else:
-            report = served.report
+            # The verdict is the decision's: a whole decision read from an answer cut after
+            # it is a decision (the record says `ok`, with the vendor's finish reason).
             try:
                 intent, confidence, slots = self._read(req, served.value)
             except _Failure as exc:
-                report = report.judged(exc.diagnostic)
+                report = served.report.judged(exc.diagnostic)
             else:
+                report = served.report
+                if report.diagnostic is not None:
+                    report = report.judged(None)
                 latency_ms = _ms_since(started)
                 decision = Decision(intent=intent, confidence=confidence, slots=slots,
                                     fallback=False,
@@ -109,13 +113,16 @@ class NluService:
         return Outcome(decision, diagnostic, latency_ms, _Tokens.of(report))
 
     def _read(self, req: DecideRequest, completion: Completion) -> tuple[str | None, float | None, dict[str, Any]]:
+        """The decision in the model's answer, or `_Failure` saying why there is none.
+
+        Whether the output was cut is the client's verdict (`completion.diagnostic`, judged
+        once by classify.py): no complete object in a cut output is that verdict; anything
+        else that cannot be read is `invalid_json` with the extractor's reason."""
         try:
-            answer = extract_json_object(completion.text, finish_reason=completion.finish_reason)
+            answer = extract_json_object(completion.text)
         except JSONExtractionError as exc:
-            if exc.reason == "truncated" and completion.finish_reason == "length":
-                raise _Failure(completion.diagnostic or Diagnostic.make(
-                    "truncated", self._locale, max_tokens=completion.max_tokens,
-                    finish_reason="length")) from exc
+            if completion.diagnostic is not None:  # cut (`truncated`): the budget, not JSON
+                raise _Failure(completion.diagnostic) from exc
             raise _Failure(Diagnostic.make(
                 "invalid_json", self._locale, reason=f"json_{exc.reason}",
                 finish_reason=completion.finish_reason, max_tokens=completion.max_tokens,
