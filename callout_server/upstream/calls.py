@@ -25,7 +25,6 @@ from callout_server.llm import (
     Diagnostic,
     LLMCallError,
     LLMClient,
-    LLMConfig,
     LLMRequest,
     Locale,
     resolve_dialect,
@@ -140,13 +139,6 @@ class Call:
             cut = LLMCallError(self.deadline.exceeded(
                 self.locale, req.max_tokens or self.route.primary.max_tokens))
             raise self.failure(cut, None) from exc
-
-    def where(self) -> tuple[LLMConfig, str | None]:
-        """The configuration and endpoint of the latest attempt (the primary before any)."""
-        last = self.last
-        if last is None:
-            return self.route.primary, None
-        return last.pool.cfg, last.endpoint.shown_url
 
     def _take(self, pool: Pool, ep: EndpointState, probe: bool, *, hedge: bool = False
               ) -> Target:

@@ -18,7 +18,7 @@ import random
 from collections.abc import Iterable
 from typing import Any
 
-from callout_server.llm import Completion, LLMClient, LLMConfig, LLMRequest, Locale
+from callout_server.llm import Completion, LLMClient, LLMConfig, LLMRequest
 from callout_server.upstream.calls import Call
 from callout_server.upstream.deadline import Deadline
 from callout_server.upstream.endpoint import EndpointState, HealthPolicy
@@ -40,10 +40,6 @@ class Upstreams:
         self._pools: dict[str, Pool] = {}
         self._states: dict[tuple[str, str], EndpointState] = {}
         self._background: set[asyncio.Future[Any]] = set()
-
-    @property
-    def locale(self) -> Locale:
-        return self.client.locale
 
     def __repr__(self) -> str:
         return f"<Upstreams pools={len(self._pools)}>"
