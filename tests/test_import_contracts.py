@@ -42,3 +42,15 @@ def test_no_module_imports_itself_back() -> None:
             if back is not None:
                 cycles.add(" -> ".join((module, *back)))
     assert sorted(cycles) == []
+
+
+def test_every_package_reads_the_llm_client_through_its_surface() -> None:
+    """The `llm-surface` contract names every module and package beside `llm`: a new
+    package is held to it from its first line (add it to the contract's list)."""
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    [surface] = [c for c in contracts["contracts"] if c["id"] == "llm-surface"]
+    beside = {f"callout_server.{p.stem if p.is_file() else p.name}"
+              for p in (ROOT / "callout_server").iterdir()
+              if (p.suffix == ".py" and p.stem not in ("__init__", "__main__"))
+              or (p.is_dir() and (p / "__init__.py").exists())}
+    assert beside - {"callout_server.llm"} == set(surface["source_modules"])
