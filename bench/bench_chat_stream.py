@@ -46,7 +46,7 @@ from callout_server.llm.client import LLMClient
 from callout_server.llm.config import LLMConfig
 from callout_server.llm.events import TextDelta
 from callout_server.llm.sentences import split_sentences
-from callout_server.llm.speakable import speakable
+from callout_server.llm.speech import speakable
 from callout_server.tiers.chat.schemas import SessionCreate, TurnRequest
 from callout_server.tiers.chat.service import ChatService
 

@@ -63,6 +63,8 @@ LITELLM = "LiteLLM router, same scenario (measured for the issue): 100 % answere
 class Records:
     """The call log's place: keeps what a record would say (no database in this bench)."""
 
+    keeps_nlu_inputs = False  # a `calllog.reports.Recorder`: no inputs are kept here
+
     def __init__(self) -> None:
         self.items: list[Any] = []
         self.by_call: dict[str, Any] = {}

@@ -50,7 +50,7 @@ STAGES: list[tuple[str, str]] = [
     ("database driver (outside the writer)", r"sqlalchemy/|asyncpg/"),
     ("logging", r"/logging/|pythonjsonlogger"),
     ("metrics (prometheus_client)", r"prometheus_client/|calllog/metrics\.py|upstream/metrics\.py"),
-    ("call-log record (hot path)", r"calllog/records\.py|calllog/recorder\.py|calllog/ids\.py|calllog/inputs\.py"),
+    ("call-log record (hot path)", r"calllog/reports\.py|calllog/records\.py|calllog/recorder\.py|calllog/ids\.py|calllog/inputs\.py"),
     ("upstream pool bookkeeping", r"upstream/endpoint\.py|upstream/ewma\.py|upstream/pool\.py"),
     ("JSON extraction", r"llm/json_extract\.py|llm/json_tolerant\.py"),
     ("answer validation", r"tiers/nlu/validate\.py"),

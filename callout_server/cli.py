@@ -1,4 +1,4 @@
-"""`callout-server` command line: serve, migrate, emulator."""
+"""`callout-server` command line: serve, migrate, alembic, emulator."""
 
 from __future__ import annotations
 
@@ -63,6 +63,22 @@ def _migrate(args: argparse.Namespace) -> None:
     print("database schema is at head")
 
 
+def _alembic(args: argparse.Namespace) -> None:
+    """Alembic's own command line on the configured database (history, current, downgrade,
+    revision --autogenerate, ...): the URL comes from config.toml / CALLOUT_DATABASE_URL."""
+    from alembic.config import CommandLine
+
+    from callout_server.db.migrate import alembic_config
+
+    cli = CommandLine(prog="callout-server alembic")
+    options = cli.parser.parse_args(args.alembic_args)
+    if not hasattr(options, "cmd"):  # no command given: alembic's usage, as alembic does
+        cli.parser.error("too few arguments")
+    settings = _settings(args)
+    logging.config.dictConfig(log_config(settings.server.log_format, settings.server.log_level))
+    cli.run_cmd(alembic_config(settings.database.effective_url, cmd_opts=options), options)
+
+
 def _emulator(args: argparse.Namespace) -> None:
     from callout_server.emulator import main as emulator_main
 
@@ -105,6 +121,18 @@ def build_parser() -> argparse.ArgumentParser:
                              help="bring the database schema to head",
                              description="Bring the database schema to head (alembic).")
     migrate.set_defaults(func=_migrate)
+
+    # Everything after `alembic` is alembic's (its own -h, -x, -n, ...): `+` is this
+    # parser's option prefix, so no dash-argument is taken for ours. Name the config file
+    # before the command: `callout-server --config PATH alembic history`.
+    alembic = sub.add_parser("alembic", prefix_chars="+", add_help=False,
+                             help="alembic's command line on the configured database",
+                             description="Alembic's own commands (history, current, "
+                                         "downgrade, revision, ...) on the configured "
+                                         "database: `callout-server alembic -h` lists them.")
+    alembic.add_argument("alembic_args", nargs="*", metavar="ARGS",
+                         help="alembic's arguments, as `alembic` takes them")
+    alembic.set_defaults(func=_alembic)
 
     emu = sub.add_parser("emulator", help="run the OpenAI-compatible vendor emulator",
                          description="Run the bundled vendor emulator, a stand-in for real "

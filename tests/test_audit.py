@@ -15,7 +15,7 @@ import pytest
 from callout_server.audit.log import AuditLog
 from callout_server.audit.settings import AuditSettings
 from callout_server.audit.trail import Actor, record, scrub
-from callout_server.config import service as config_service
+from callout_server.config import changes as config_changes
 from callout_server.config.service import ConfigService
 from callout_server.db.base import utcnow
 from tests.fixtures.database import (
@@ -244,7 +244,7 @@ async def test_an_event_that_cannot_be_written_fails_the_change(
         # The database refuses the event row (its CHECK on `via`) when the unit commits.
         record(session, Actor(actor.name, "carrier-pigeon", actor.ip), action, **kw)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(config_service, "record", refused_record)
+    monkeypatch.setattr(config_changes, "record", refused_record)
     r = await app_client.put(f"{CONFIGS}/{cfg['id']}", headers=H,
                              json={**llm_config_body(name=cfg["name"], model="other"),
                                    "version": 1})

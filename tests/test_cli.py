@@ -2,12 +2,14 @@
 
 A missing config file is one line naming the path tried and how to name another; every
 option says what it does; `serve` started from another directory with `--config` serves,
-writes JSON log lines with an access log on request, and logs a failed model call.
+writes JSON log lines with an access log on request, and logs a failed model call;
+`alembic ...` is alembic's command line on the configured database.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import subprocess
@@ -94,7 +96,7 @@ def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentP
 def test_every_option_of_every_command_says_what_it_does() -> None:
     parser = build_parser()
     commands = _subparsers(parser)
-    assert set(commands) == {"serve", "migrate", "emulator"}
+    assert set(commands) == {"serve", "migrate", "alembic", "emulator"}
     for name, sub in [("", parser), *commands.items()]:
         for action in sub._actions:
             if action.option_strings and action.dest != "help":
@@ -180,3 +182,29 @@ def test_access_log_is_off_by_default(tmp_path: Path) -> None:
             proc.wait(timeout=20)
     text = err.read_text()
     assert "GET /healthz" not in text and " INFO " in text  # text lines, no access lines
+
+
+async def test_alembic_runs_on_the_configured_database(pg_url: str, tmp_path: Path) -> None:
+    from callout_server.db.migrate import current_heads
+
+    done = await asyncio.to_thread(
+        _run, ["--config", str(CONFIG), "alembic", "current"], tmp_path,
+        CALLOUT_DATABASE_URL=pg_url, CALLOUT_SECRET_KEY=SECRET_KEY)
+    assert done.returncode == 0, done.stderr
+    [head] = current_heads(pg_url)
+    assert f"{head} (head)" in done.stdout
+    usage = await asyncio.to_thread(_run, ["alembic", "-h"], tmp_path)
+    assert usage.returncode == 0 and "callout-server alembic" in usage.stdout
+    assert "downgrade" in usage.stdout  # alembic's own commands, passed through
+
+
+def test_migrations_run_only_on_a_url_they_are_handed(tmp_path: Path) -> None:
+    """env.py reads no settings: alembic without our configuration is told how to run it."""
+    code = ("from alembic import command; from alembic.config import Config;"
+            "from callout_server.db.migrate import MIGRATIONS_DIR;"
+            "cfg = Config(); cfg.set_main_option('script_location', str(MIGRATIONS_DIR));"
+            "command.current(cfg)")
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=_env(
+        CALLOUT_CONFIG=str(CONFIG)), capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0
+    assert "callout-server alembic" in done.stderr

@@ -10,7 +10,7 @@ import json
 import logging
 from typing import Any
 
-from callout_server.calllog.records import endpoint_of
+from callout_server.calllog.reports import endpoint_of
 from callout_server.logs import JsonFormatter, TextFormatter
 from tests.fixtures.database import ADMIN_HEADERS, SERVICE_HEADERS, free_port, llm_config_body
 from tests.test_config_key_never_appears import ECHO, KEY, leaks
@@ -86,14 +86,19 @@ async def test_the_key_never_reaches_the_log(app_client, emulator, caplog) -> No
 
 
 async def test_a_cancelled_call_is_no_failure(app_client, emulator, caplog) -> None:
-    from callout_server.calllog.records import record_call
+    from callout_server.calllog.reports import NULL_RECORDER, record_call
     from callout_server.llm import Diagnostic
+    from callout_server.upstream import CallReport
 
     caplog.set_level(logging.INFO, logger="callout_server.calls")
     cfg = app_client.services.store.current.config_for("chat")  # type: ignore[attr-defined]
-    record_call(None, "chat", cfg, Diagnostic.make("cancelled"), started=0.0)
+
+    def report(diagnostic: Diagnostic) -> CallReport:
+        return CallReport(cfg, None, 1, "vllm", diagnostic, 0.0)
+
+    record_call(NULL_RECORDER, report(Diagnostic.make("cancelled")), "chat")
     assert _failures(caplog) == []
-    record_call(None, "chat", cfg, Diagnostic.make("timeout", detail="x"), started=0.0)
+    record_call(NULL_RECORDER, report(Diagnostic.make("timeout", detail="x")), "chat")
     assert [x.__dict__["code"] for x in _failures(caplog)] == ["timeout"]
 
 

@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from callout_server.i18n import MESSAGES, Msg, field_message, invalid, msg, negotiate, text
 from callout_server.i18n.validation import JSON_REASONS, ZH
-from callout_server.llm.diagnostics import _TEXT, REASONS, Diagnostic
+from callout_server.llm import Diagnostic
 
 ROOT = Path(__file__).resolve().parents[1]
 HAN = re.compile("[\u4e00-\u9fff]")
@@ -56,10 +56,7 @@ def english_words(zh: str) -> list[str]:
 
 def bilingual() -> dict[str, tuple[str, str]]:
     """Every (zh, en) pair the server can say, by a readable name."""
-    out = {f"message {k}": v for k, v in MESSAGES.items()}
-    out |= {f"diagnostic {k}": (v[0], v[2]) for k, v in _TEXT.items()}
-    out |= {f"advice {k}": (v[1], v[3]) for k, v in _TEXT.items()}
-    out |= {f"reason {k}": v for k, v in REASONS.items()}
+    out = {f"message {k}": v for k, v in MESSAGES.items()}  # diagnostics' words included
     out |= {f"json {k}": v for k, v in JSON_REASONS.items()}
     return out
 

@@ -1,13 +1,18 @@
-"""The exact public surface of `callout_server.llm`: tiers and routes import only these."""
+"""The exact public surface of `callout_server.llm`: every module outside the package imports
+only these (the `llm-surface` import contract in pyproject.toml)."""
 
 from __future__ import annotations
 
+import importlib
 from typing import get_args
 
 import callout_server.llm as llm
 
 EXPECTED = {
     "DIALECTS",
+    "MASK",
+    "PROTECTED_BODY_KEYS",
+    "ApiStyle",
     "Completion",
     "Diagnostic",
     "Dialect",
@@ -20,14 +25,27 @@ EXPECTED = {
     "LLMConfig",
     "LLMRequest",
     "LLMStream",
+    "Locale",
     "ReasoningDelta",
+    "SentenceBatcher",
     "TextDelta",
     "ToolCall",
     "Usage",
+    "check_api_key",
+    "check_no_url_credentials",
     "effective_thinking",
     "extract_json_object",
+    "has_url_credentials",
+    "join_sentences",
+    "mask_api_key",
+    "mask_url",
     "resolve_dialect",
+    "same_origin",
+    "speakable",
 }
+# Values rather than classes or functions: checked to be the package's own objects.
+CONSTANTS = {"MASK": "masking", "PROTECTED_BODY_KEYS": "config", "ApiStyle": "config",
+             "Locale": "diagnostics"}
 
 
 def test_all_is_exact() -> None:
@@ -49,6 +67,10 @@ def test_every_name_resolves_and_belongs_to_the_package() -> None:
                 llm.Usage,
                 llm.Finish,
             }
+            continue
+        if name in CONSTANTS:
+            home = importlib.import_module(f"callout_server.llm.{CONSTANTS[name]}")
+            assert getattr(home, name) is member, name
             continue
         module = getattr(member, "__module__", "")
         assert module.startswith("callout_server."), (name, module)

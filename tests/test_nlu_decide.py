@@ -137,6 +137,24 @@ async def test_cut_answer_is_truncated(app_for, emulator) -> None:
     assert len(await emulator.requests(model)) == 1
 
 
+async def test_truncation_is_the_clients_verdict_once(app_for, emulator) -> None:
+    """A cut answer that holds no complete object is `truncated` (the client's verdict, not
+    the extractor's `empty`); a whole decision before the cut is a decision, recorded ok."""
+    model = emulator.unique_model("qwen2.5-7b")
+    await emulator.script(model, {"content": "我认为用户", "finish_reason": "length"}, times=1)
+    await emulator.script(model, {"content": answer("agree", time="明天"),
+                                  "finish_reason": "length"}, times=1)
+    async with app_for(model) as client:
+        r, _ = await decide(client, fallback_intent="refuse")
+        d = r.json()["diagnostic"]
+        assert (r.status_code, d["code"], d["finish_reason"]) == (200, "truncated", "length")
+        r, _ = await decide(client, call_id="c-whole")
+        assert r.status_code == 200 and r.json()["fallback"] is False, r.text
+        assert r.json()["intent"] == "agree" and r.json()["diagnostic"] is None
+        by_call = {rec["call_id"]: rec for rec in await records(client)}
+    assert by_call["c-whole"]["code"] == "ok" and by_call["c-whole"]["finish_reason"] == "length"
+
+
 async def test_empty_output(app_for, emulator) -> None:
     model = emulator.unique_model("qwen2.5-7b")
     await emulator.script(model, {"content": "", "finish_reason": "stop"})

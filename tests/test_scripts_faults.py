@@ -1,12 +1,16 @@
 """Script generation when it goes wrong: truncation diagnosed (never handed over as complete),
-upstream errors, timeouts, and a client hang-up stopping the upstream generation."""
+upstream errors, timeouts, a client hang-up stopping the upstream generation, and a database
+gone while a script streams."""
 
 from __future__ import annotations
 
 import asyncio
+from urllib.parse import urlsplit
 
+from callout_server.i18n import text
 from tests.fixtures.database import SERVICE_HEADERS
 from tests.fixtures.emulator import EmulatorHandle
+from tests.fixtures.tcp_proxy import TcpProxy
 from tests.test_chat_support import chunks_of, read_sse, wait_disconnect
 from tests.test_scripts_support import (
     BRIEF,
@@ -159,3 +163,41 @@ async def test_client_disconnect_stops_the_upstream_generation(
         await asyncio.sleep(0.2)  # the tier's clean-up runs after the disconnect
         assert await draft_count(c) == 0  # nothing half-written kept as a draft
         assert [r["code"] for r in await script_records(c)] == ["cancelled"]
+
+
+async def test_a_draft_the_database_cannot_store_still_ends_the_stream(
+    pg_url: str, make_settings: MakeSettings, emulator: EmulatorHandle,
+) -> None:
+    """The database goes away while the script streams (cut at the first delta, through a
+    proxy): the caller still gets the whole script, then `usage` and the one `end`, which
+    says the draft could not be stored."""
+    pg = urlsplit(pg_url)
+    proxy = TcpProxy(pg.hostname or "127.0.0.1", pg.port or 5432)
+    await proxy.start()
+    model = emulator.unique_model("deepseek-chat")
+    # The rest of the script takes ~0.5 s after the first delta: the cut comes long before
+    # the draft is stored.
+    await emulator.script(model, {"chunks": chunks_of(SCRIPT, 8), "token_delay_ms": 80})
+    database = {"database.url": proxy.url_for(pg_url), "database.connect_timeout_s": 1.0}
+    try:
+        async with script_app(make_settings, pg_url, emulator, model,
+                              app_settings=database) as c:
+            events = []
+            async with c.stream("POST", "/api/scripts/generate", headers=SERVICE_HEADERS,
+                                json={"brief": BRIEF, "stream": True}) as r:
+                assert r.status_code == 200
+                async for ev in read_sse(r):
+                    if not events:
+                        proxy.cut(refuse=True)
+                    events.append(ev)
+            end = end_of(events)
+            assert streamed_text(events) == SCRIPT
+            assert end["reason"] == "completed" and end["error"] is None
+            assert end["draft_id"] is None and end["draft_error"] == text("draft_not_saved", "zh")
+            assert events[-2].data["completion_tokens"]  # `usage` came, with its counts
+
+            proxy.restore()
+            assert await draft_count(c) == 0
+            assert [r["code"] for r in await script_records(c)] == ["ok"]
+    finally:
+        await proxy.stop()

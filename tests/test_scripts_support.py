@@ -29,17 +29,19 @@ SCRIPT = "【开场白】\n您好，我是清源净水的回访专员小李。\n
 
 @asynccontextmanager
 async def script_app(make_settings: MakeSettings, pg_url: str, emulator: EmulatorHandle,
-                     model: str, *, persona: str = "deepseek", **settings: Any
+                     model: str, *, persona: str = "deepseek",
+                     app_settings: dict[str, Any] | None = None, **settings: Any
                      ) -> AsyncIterator[httpx.AsyncClient]:
     """The app with its script tier on `emulator`'s `persona`; `settings` are dotted
-    `llm.script.*` keys without the prefix (`max_tokens=100`, `enable_thinking=True`)."""
+    `llm.script.*` keys without the prefix (`max_tokens=100`, `enable_thinking=True`),
+    `app_settings` any other dotted keys (`{"database.url": ...}`)."""
     await reset_tables(pg_url)
     # The emulator's personas all live on 127.0.0.1: name the vendor so the dialect (and
     # with it the thinking switch) is the one the persona imitates, as with a real host.
     vendor = "vllm" if persona == "vllm-noparser" else persona
     overrides = {"llm.script.base_url": emulator.base_url(persona), "llm.script.model": model,
                  "llm.script.vendor": vendor, "llm.script.timeout_s": 20.0}
-    overrides |= {f"llm.script.{k}": v for k, v in settings.items()}
+    overrides |= {f"llm.script.{k}": v for k, v in settings.items()} | (app_settings or {})
     app = create_app(make_settings(**overrides))
     async with app.router.lifespan_context(app):
         async with httpx.AsyncClient(transport=StreamingASGITransport(app),

@@ -9,7 +9,7 @@ import pytest
 
 from callout_server.llm.sentence_batcher import SentenceBatcher
 from callout_server.llm.sentences import SentenceSplitter, join_sentences, split_sentences
-from callout_server.llm.speakable import speakable
+from callout_server.llm.speech import speakable
 
 CORPUS: list[tuple[str, list[str]]] = [
     # --- Chinese -------------------------------------------------------------------------

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from callout_server.llm.speakable import speakable
+from callout_server.llm.speech import speakable
 
 CASES: list[tuple[str, str]] = [
     # markdown

@@ -6,7 +6,7 @@ intent, overrides, deadline) and its decision are customers' words: they are kep
 
 The request path hands over `NluInputs` on the decision's last call-log record and does no
 other work: the request model is only referenced, and the background writer turns it into
-a row (`input_row`) when it writes the batch. Every string is made storable there with
+a row (`CallRecord.input_row`) when it writes the batch. Every string is made storable there with
 `storable()` (PostgreSQL refuses NUL in JSONB): the model's slot values always, the request
 only when its JSON shows a NUL or a lone surrogate (request bodies are refused with those
 at the edge, so that is the rare path; the common one costs one `model_dump_json`, ~13 µs).
@@ -15,14 +15,11 @@ at the edge, so that is the rare path; the common one costs one `model_dump_json
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import orjson
 
 from callout_server.validation import storable
-
-if TYPE_CHECKING:
-    from callout_server.calllog.records import CallRecord
 
 # What a replay needs to send the same prompt again (the request's other fields, call_id
 # and node_id, have their own columns).
@@ -69,19 +66,3 @@ def request_json(request: RequestModel) -> str:
         dumped = request.model_dump(mode="json", include=INPUT_FIELDS, exclude_defaults=True)
         return orjson.dumps(storable_json(dumped)).decode()
     return text
-
-
-def input_row(rec: CallRecord, inputs: NluInputs) -> dict[str, Any]:
-    """The `nlu_call_inputs` row for a record carrying inputs (called by the writer); the
-    two JSON values as text, which is what PostgreSQL's COPY takes."""
-    return {
-        "id": rec.id, "at": rec.at, "call_id": rec.call_id, "node_id": rec.node_id,
-        "config_id": rec.config_id, "model": rec.model,
-        "inputs": request_json(inputs.request),
-        "decision": orjson.dumps(storable_json(inputs.decision)).decode(),
-        "latency_ms": inputs.latency_ms,
-    }
-
-
-INPUT_COLUMNS = ("id", "at", "call_id", "node_id", "config_id", "model", "inputs", "decision",
-                 "latency_ms")

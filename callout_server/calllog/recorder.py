@@ -36,9 +36,8 @@ from sqlalchemy import delete, insert
 
 from callout_server.calllog import metrics
 from callout_server.calllog.ids import IdAllocator
-from callout_server.calllog.inputs import INPUT_COLUMNS, input_row
 from callout_server.calllog.models import LLMCallLog, NluCallInput
-from callout_server.calllog.records import COLUMNS, CallRecord
+from callout_server.calllog.records import COLUMNS, INPUT_COLUMNS, CallRecord
 from callout_server.calllog.refusals import is_refused_data
 from callout_server.db.base import SCHEMA, utcnow
 from callout_server.db.engine import Database
@@ -273,7 +272,7 @@ class DiagnosticsRecorder:
         self._queue.extendleft(reversed(keep))
 
     async def _insert(self, batch: list[CallRecord]) -> None:
-        inputs = [input_row(rec, rec.inputs) for rec in batch if rec.inputs is not None]
+        inputs = [row for rec in batch if (row := rec.input_row()) is not None]
         if self._copy:
             # PostgreSQL: COPY through asyncpg costs a few µs a record, where SQLAlchemy's
             # multi-row INSERT (bind processing per value) cost ~30 µs of the worker's CPU.

@@ -1,4 +1,5 @@
-"""The record of one LLM call, as ops read it later.
+"""The record of one LLM call, as ops read it later: a value, made from a call's report by
+`reports.to_record` and written by the recorder.
 
 A record carries text a client or a vendor chose (call_id, node_id, an error message), and
 PostgreSQL refuses some of it: a NUL byte, a lone UTF-16 surrogate (JSON `"\\ud800"`), a string
@@ -11,26 +12,19 @@ as finished text: `Diagnostic` words it when the record is read, in the reader's
 
 from __future__ import annotations
 
-import logging
 import math
-import time
 from dataclasses import dataclass, field, fields
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
+from typing import Any
 
 import orjson
 from sqlalchemy import String
 
-from callout_server.calllog.inputs import NluInputs
+from callout_server.calllog.inputs import NluInputs, request_json, storable_json
 from callout_server.calllog.models import LLMCallLog
 from callout_server.db.base import utcnow
-from callout_server.llm import Diagnostic, Usage, resolve_dialect
+from callout_server.llm import Diagnostic
 from callout_server.validation import storable
-
-if TYPE_CHECKING:
-    from callout_server.calllog.recorder import DiagnosticsRecorder
-    from callout_server.llm import LLMConfig
 
 # Bounded so one pathological vendor message cannot bloat the log table.
 MAX_TEXT = 2000
@@ -171,86 +165,22 @@ class CallRecord:
             row["reason_args"] = orjson.dumps(row["reason_args"]).decode()
         return tuple(row[name] for name in COLUMNS)
 
+    def input_row(self) -> dict[str, Any] | None:
+        """The `nlu_call_inputs` row of a record carrying inputs (built by the writer, off
+        the request path); the two JSON values as text, which is what PostgreSQL's COPY takes."""
+        inputs = self.inputs
+        if inputs is None:
+            return None
+        return {
+            "id": self.id, "at": self.at, "call_id": self.call_id, "node_id": self.node_id,
+            "config_id": self.config_id, "model": self.model,
+            "inputs": request_json(inputs.request),
+            "decision": orjson.dumps(storable_json(inputs.decision)).decode(),
+            "latency_ms": inputs.latency_ms,
+        }
+
 
 # Column names, in the table's order of the dataclass fields.
 COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(CallRecord) if f.name != "inputs")
-
-
-TOKEN_KEYS = ("prompt_tokens", "completion_tokens", "reasoning_tokens")
-
-calls_log = logging.getLogger("callout_server.calls")
-# A barge-in or a hang-up cancels calls all day long: that is no failure.
-QUIET_CODES = frozenset({"cancelled"})
-MAX_LOGGED_DETAIL = 200
-
-
-def endpoint_of(base_url: str) -> str:
-    """host[:port] of a base URL: never its user:password part, path or query."""
-    try:
-        parts = urlsplit(base_url)
-        host, port = parts.hostname or "", parts.port
-    except ValueError:
-        return "?"
-    if ":" in host:
-        host = f"[{host}]"
-    return f"{host}:{port}" if port else host
-
-
-def log_failure(rec: CallRecord, cfg: LLMConfig, diagnostic: Diagnostic) -> None:
-    """One structured line per failed model call, for ops reading the server log.
-
-    The fields are what a record holds, plus the endpoint's host; never the key (the client
-    scrubs it from `detail`), never prompts or answers. The text is short; everything else
-    is a field (`extra`): JSON lines carry them as keys, text lines as key=value.
-    """
-    detail = diagnostic.detail
-    if detail is not None and len(detail) > MAX_LOGGED_DETAIL:
-        detail = detail[:MAX_LOGGED_DETAIL] + "…"
-    fields = {
-        "event": "model_call_failed", "code": rec.code, "tier": rec.tier,
-        "config_id": cfg.id, "config_name": cfg.name, "endpoint": endpoint_of(rec.endpoint or cfg.base_url), "attempts": rec.attempts,
-        "model": rec.model, "vendor": rec.vendor, "latency_ms": rec.latency_ms,
-        "status": rec.status, "finish_reason": rec.finish_reason, "max_tokens": rec.max_tokens,
-        "call_id": rec.call_id, "node_id": rec.node_id, "detail": detail,
-    }
-    calls_log.warning("model call failed: %s", rec.code,
-                      extra={k: v for k, v in fields.items() if v is not None})
-
-
-def record_call(recorder: DiagnosticsRecorder | None, tier: str, cfg: LLMConfig,
-                diagnostic: Diagnostic | None, *, started: float,
-                usage: Usage | dict[str, int | None] | None = None, vendor: str | None = None,
-                source: str = "live", inputs: NluInputs | None = None,
-                **fields: Any) -> Diagnostic | None:
-    """Hand one model call of any tier to the call log (no I/O: the recorder queues it).
-
-    `started` is the call's `time.perf_counter()` start. `vendor` is the dialect the client
-    reported for the call (`Completion.dialect`, `LLMStream.dialect`); a call that ended
-    before any report (a deadline, a failed `complete()`) is resolved from its configuration
-    the same way the client does it. Usage the vendor reported wins; a
-    failed call often has none, and then the counts its diagnostic carries (e.g. the tokens
-    reasoning ate) are kept. Other `fields` (call_id, ttft_ms, finish_reason, ...) fill what
-    the diagnostic left empty. `source` is "evaluation" for a shadow evaluation's replay;
-    `inputs` (an NLU decision's last attempt) are written beside the record. Returns the
-    diagnostic carrying its record id, which the caller hands on so ops can find the record.
-    """
-    rec = CallRecord.from_diagnostic(
-        tier, diagnostic, model=cfg.model, config_id=cfg.id,
-        vendor=vendor or resolve_dialect(cfg).name,
-        latency_ms=round((time.perf_counter() - started) * 1000, 1), source=source,
-        inputs=inputs)
-    reported = usage.to_dict() if isinstance(usage, Usage) else (usage or {})
-    for key in TOKEN_KEYS:
-        if reported.get(key) is not None:
-            setattr(rec, key, reported[key])
-    for key, value in fields.items():
-        if value is not None and getattr(rec, key) is None:
-            setattr(rec, key, value)
-    if diagnostic is not None and diagnostic.code not in QUIET_CODES:
-        log_failure(rec, cfg, diagnostic)
-    if recorder is None:
-        return diagnostic
-    record_id = recorder.record(rec)
-    if diagnostic is None or record_id is None:
-        return diagnostic
-    return diagnostic.with_id(record_id)
+INPUT_COLUMNS = ("id", "at", "call_id", "node_id", "config_id", "model", "inputs", "decision",
+                 "latency_ms")

@@ -17,8 +17,12 @@ from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 from callout_server.config.model import Tier
 from callout_server.config.vendors import check_vendor
 from callout_server.i18n import invalid
-from callout_server.llm.config import PROTECTED_BODY_KEYS, ApiStyle
-from callout_server.llm.credentials import check_api_key, has_url_credentials
+from callout_server.llm import (
+    PROTECTED_BODY_KEYS,
+    ApiStyle,
+    check_api_key,
+    has_url_credentials,
+)
 from callout_server.validation import INT4_MAX, RequestModel
 
 MAX_TOKENS_LIMIT = 200_000

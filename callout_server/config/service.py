@@ -6,6 +6,7 @@ rows and the audit event (`audit.trail.record`, same session), and commits; only
 the new generation swapped in locally and published (`ConfigEvents.committed`). A failed
 write changes nothing and leaves no audit event. Reads of the serving configuration
 (`active`) come from the in-memory snapshot; the admin list/get/revisions read the table.
+The key's rules are in keys.py, the revision and audit rows in changes.py.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from typing import Any, Protocol
 
 from sqlalchemy.exc import IntegrityError
 
-from callout_server.audit.trail import Actor, record
+from callout_server.audit.trail import Actor
+from callout_server.config.changes import add_revision, audit, masked_changes, touch
 from callout_server.config.errors import (
     ApiKeyRequired,
     ConfigNotFound,
@@ -28,7 +30,8 @@ from callout_server.config.errors import (
     PoolInvalid,
     VersionConflict,
 )
-from callout_server.config.models import LLMConfigRevision, LLMConfigRow
+from callout_server.config.keys import apply_key, key_would_follow, masked_key, stored_key
+from callout_server.config.models import LLMConfigRow
 from callout_server.config.repository import ConfigRepository
 from callout_server.config.schemas import (
     ROW_FIELDS,
@@ -45,17 +48,12 @@ from callout_server.config.schemas import (
     repeated_base_url,
 )
 from callout_server.config.secrets import SecretBox, SecretDecryptError
-from callout_server.config.snapshot import (
-    ConfigStore,
-    row_to_config,
-)
+from callout_server.config.snapshot import ConfigStore, row_to_config
 from callout_server.db.base import utcnow
 from callout_server.db.engine import Database, is_db_unavailable
 from callout_server.errors import ApiError
 from callout_server.i18n import current, msg, text
-from callout_server.llm.config import LLMConfig
-from callout_server.llm.credentials import same_origin
-from callout_server.llm.masking import MASK, mask_api_key, mask_url
+from callout_server.llm import LLMConfig, mask_api_key, mask_url
 
 # Row fields an operator writes (api_key is handled apart: it is never diffed in clear).
 FIELDS = ROW_FIELDS
@@ -123,21 +121,8 @@ class ConfigService:
         await self.events.committed(generation)
 
     # -- views -------------------------------------------------------------------------
-    def _stored_key(self, row: LLMConfigRow) -> str | None:
-        """The clear key, "" for none, None when it cannot be decrypted."""
-        if not row.api_key_enc:
-            return ""
-        try:
-            return self.secrets.decrypt(row.api_key_enc, config_id=row.id)
-        except SecretDecryptError:
-            return None
-
-    def _masked(self, row: LLMConfigRow) -> str:
-        key = self._stored_key(row)
-        return MASK if key is None else mask_api_key(key)
-
     def view(self, row: LLMConfigRow) -> LLMConfigOut:
-        return _out(row, id=row.id, tier=row.tier, api_key_masked=self._masked(row),
+        return _out(row, id=row.id, tier=row.tier, api_key_masked=masked_key(self.secrets, row),
                     has_api_key=bool(row.api_key_enc), is_active=row.is_active,
                     version=row.version, updated_at=row.updated_at, updated_by=row.updated_by)
 
@@ -178,7 +163,7 @@ class ConfigService:
                 raise ConfigNotFound(config_id)
         items = [RevisionOut.model_validate(r, from_attributes=True) for r in rows]
         for item in items:  # rows written before base_url credentials were masked
-            item.changes = _masked_changes(item.changes)
+            item.changes = masked_changes(item.changes)
         return RevisionList(items=items)
 
     @staticmethod
@@ -207,8 +192,8 @@ class ConfigService:
             changes: dict[str, Any] = {f: {"old": None, "new": values[f]} for f in FIELDS}
             if body.api_key:
                 changes["api_key"] = {"change": "set"}
-            await self._revision(repo, row, "create", changes, actor.name, generation)
-            _audit(repo, actor, "config.create", row, changes, deactivated)
+            await add_revision(repo, row, "create", changes, actor.name, generation)
+            audit(repo, actor, "config.create", row, changes, deactivated)
             result = self.view(row)
         await self._committed(generation)
         return result
@@ -221,7 +206,7 @@ class ConfigService:
             row = await self._require(repo, config_id, for_update=True)
             if row.version != body.version:
                 raise VersionConflict(config_id, body.version, row.version)
-            if self._key_would_follow(row, sent):
+            if key_would_follow(self.secrets, row, sent):
                 raise ApiKeyRequired()
             if sent.keys() & {"tier", "base_url", "endpoints", "fallback_ids"}:
                 merged = {f: sent.get(f, getattr(row, f)) for f in
@@ -237,54 +222,19 @@ class ConfigService:
                                                             generation)
             changes = {f: {"old": getattr(row, f), "new": v} for f, v in sent.items()
                        if f != "api_key" and getattr(row, f) != v}
-            key_change = self._apply_key(row, sent)
+            key_change = apply_key(self.secrets, row, sent)
             if key_change:
                 changes["api_key"] = {"change": key_change}
             for f in changes:
                 if f != "api_key":
                     setattr(row, f, sent[f])
-            self._touch(row, actor.name)
+            touch(row, actor.name)
             await repo.flush()
-            await self._revision(repo, row, "update", changes, actor.name, generation)
-            _audit(repo, actor, "config.update", row, changes, deactivated)
+            await add_revision(repo, row, "update", changes, actor.name, generation)
+            audit(repo, actor, "config.update", row, changes, deactivated)
             result = self.view(row)
         await self._committed(generation)
         return result
-
-    def _key_would_follow(self, row: LLMConfigRow, sent: dict[str, Any]) -> bool:
-        """A new origin for a stored key that the request does not restate (or clear).
-
-        Otherwise any admin could point the configuration at a listener, press "test" and
-        read the write-only key. A key sent in clear (even the same one) or `""` is fine:
-        the operator then knows, or drops, what goes to the new host.
-        """
-        if not row.api_key_enc:
-            return False
-        known = [row.base_url, *(e["base_url"] for e in row.endpoints or ())]
-        moved = "base_url" in sent and not same_origin(row.base_url, sent["base_url"])
-        # A new endpoint on a host the key was never sent to counts as a move, too.
-        added = [e["base_url"] for e in sent.get("endpoints") or ()
-                 if not any(same_origin(k, e["base_url"]) for k in known)]
-        if not moved and not added:
-            return False
-        new_key = sent.get("api_key")
-        return new_key is None or new_key == self._masked(row)
-
-    def _apply_key(self, row: LLMConfigRow, sent: dict[str, Any]) -> str | None:
-        """PUT rule: omitted, null or the masked value keeps; "" clears; else replaces."""
-        new = sent.get("api_key")
-        if new is None or (row.api_key_enc and new == self._masked(row)):
-            return None
-        if new == "":
-            if not row.api_key_enc:
-                return None
-            row.api_key_enc = None
-            return "cleared"
-        if new == self._stored_key(row):
-            return None
-        change = "replaced" if row.api_key_enc else "set"
-        row.api_key_enc = self.secrets.encrypt(new)
-        return change
 
     async def activate(self, config_id: int, actor: Actor) -> LLMConfigOut:
         try:
@@ -295,11 +245,11 @@ class ConfigService:
                 deactivated = await self._deactivate_others(repo, row.tier, row.id, actor.name,
                                                             generation)
                 row.is_active = True
-                self._touch(row, actor.name)
+                touch(row, actor.name)
                 await repo.flush()
                 changes = {"is_active": {"old": False, "new": True}}
-                await self._revision(repo, row, "activate", changes, actor.name, generation)
-                _audit(repo, actor, "config.activate", row, changes, deactivated)
+                await add_revision(repo, row, "activate", changes, actor.name, generation)
+                audit(repo, actor, "config.activate", row, changes, deactivated)
                 result = self.view(row)
         except _Unchanged as unchanged:  # already active: rolled back, nothing to publish
             return unchanged.result
@@ -317,8 +267,8 @@ class ConfigService:
             changes = {f: {"old": getattr(row, f), "new": None} for f in FIELDS}
             if row.api_key_enc:
                 changes["api_key"] = {"change": "cleared"}
-            await self._revision(repo, row, "delete", changes, actor.name, generation)
-            _audit(repo, actor, "config.delete", row, {}, [])
+            await add_revision(repo, row, "delete", changes, actor.name, generation)
+            audit(repo, actor, "config.delete", row, {}, [])
             await repo.delete(row)
         await self._committed(generation)
 
@@ -365,25 +315,11 @@ class ConfigService:
         others = await repo.active_in_tier(tier, except_id=keep_id)
         for other in others:
             other.is_active = False
-            self._touch(other, actor)
+            touch(other, actor)
             await repo.flush()
-            await self._revision(repo, other, "deactivate",
-                                 {"is_active": {"old": True, "new": False}}, actor, generation)
+            await add_revision(repo, other, "deactivate",
+                               {"is_active": {"old": True, "new": False}}, actor, generation)
         return [other.id for other in others]
-
-    @staticmethod
-    def _touch(row: LLMConfigRow, actor: str) -> None:
-        row.version += 1
-        row.updated_at = utcnow()
-        row.updated_by = actor
-
-    @staticmethod
-    async def _revision(repo: ConfigRepository, row: LLMConfigRow, action: str,
-                        changes: dict[str, Any], actor: str, generation: int) -> None:
-        await repo.add_revision(LLMConfigRevision(
-            config_id=row.id, config_version=row.version, tier=row.tier, action=action,
-            actor=actor, at=utcnow(), generation=generation, fields=sorted(changes),
-            changes=_masked_changes(changes)))
 
     # -- for callers above this package -----------------------------------------------
     async def resolve(self, config_id: int) -> LLMConfig:
@@ -391,10 +327,9 @@ class ConfigService:
         async with self._read() as repo:
             row = await self._require(repo, config_id)
         try:
-            key = self.secrets.decrypt(row.api_key_enc, config_id=row.id) if row.api_key_enc else ""
+            return row_to_config(row, stored_key(self.secrets, row))
         except SecretDecryptError as exc:
             raise ConfigUnusable(row.id) from exc
-        return row_to_config(row, key)
 
 
 def _out(source: LLMConfigRow | LLMConfig, **fields: Any) -> LLMConfigOut:
@@ -406,45 +341,3 @@ def _out(source: LLMConfigRow | LLMConfig, **fields: Any) -> LLMConfigOut:
                              for e in endpoint_dicts(values["endpoints"])],
                "fallback_ids": list(values["fallback_ids"] or ())}
     return LLMConfigOut(**values, **fields)
-
-
-# Fields whose values the audit detail names only as changed: free-form JSON may hold anything.
-_OPAQUE_FIELDS = frozenset({"extra_params"})
-
-
-def _audit(repo: ConfigRepository, actor: Actor, action: str, row: LLMConfigRow,
-           changes: dict[str, Any], deactivated: list[int]) -> None:
-    """The audit event of a configuration write, in the write's own session.
-
-    The detail says which configuration (tier, name, version) and what changed: old and
-    new values for plain fields (base URLs masked), "set"/"replaced"/"cleared" for the key,
-    "changed" for extra_params; never key material.
-    """
-    detail: dict[str, Any] = {"tier": row.tier, "name": row.name, "model": row.model,
-                              "version": row.version}
-    changed: dict[str, Any] = {}
-    for field, change in _masked_changes(changes).items():
-        if field == "api_key":
-            changed[field] = change.get("change", "changed")
-        elif field in _OPAQUE_FIELDS:
-            changed[field] = "changed"
-        elif action == "config.create":
-            changed[field] = change.get("new")
-        else:
-            changed[field] = change
-    if action == "config.create":
-        changed = {k: v for k, v in changed.items() if k in ("base_url", "is_active", "api_key")}
-    if changed:
-        detail["changes"] = changed
-    if deactivated:
-        detail["deactivated"] = [f"config:{i}" for i in deactivated]
-    record(repo.session, actor, action, target=f"config:{row.id}", detail=detail)
-
-
-def _masked_changes(changes: dict[str, Any]) -> dict[str, Any]:
-    """Revision `changes` with credentials in base_url values masked (old and new)."""
-    url = changes.get("base_url")
-    if not isinstance(url, dict):
-        return changes
-    return {**changes, "base_url": {k: mask_url(v) if isinstance(v, str) else v
-                                    for k, v in url.items()}}

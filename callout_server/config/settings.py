@@ -27,8 +27,7 @@ from callout_server.config.schemas import (
 )
 from callout_server.config.vendors import check_vendor
 from callout_server.i18n import invalid
-from callout_server.llm.config import LLMConfig
-from callout_server.llm.credentials import check_api_key, check_no_url_credentials
+from callout_server.llm import LLMConfig, check_api_key, check_no_url_credentials
 
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 

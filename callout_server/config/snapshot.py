@@ -18,13 +18,14 @@ from types import MappingProxyType
 from typing import Literal
 
 from callout_server.config.errors import ConfigUnusable
+from callout_server.config.keys import stored_key
 from callout_server.config.model import TIERS, Tier
 from callout_server.config.models import LLMConfigRow
 from callout_server.config.repository import ConfigRepository
 from callout_server.config.schemas import call_values
 from callout_server.config.secrets import SecretBox, SecretDecryptError
 from callout_server.db.engine import Database
-from callout_server.llm.config import LLMConfig
+from callout_server.llm import LLMConfig
 from callout_server.upstream import Route
 
 log = logging.getLogger(__name__)
@@ -100,7 +101,7 @@ def build_snapshot(generation: int, active_rows: Iterable[LLMConfigRow],
         tier: Tier = row.tier  # type: ignore[assignment]
         error = None
         try:
-            key = secrets.decrypt(row.api_key_enc, config_id=row.id) if row.api_key_enc else ""
+            key = stored_key(secrets, row)
         except SecretDecryptError as exc:
             key, error = "", str(exc)
             log.error("configuration unusable", extra={"config_id": row.id, "tier": tier,
@@ -115,7 +116,7 @@ def build_snapshot(generation: int, active_rows: Iterable[LLMConfigRow],
         if row.id in fallbacks:
             continue
         try:
-            key = secrets.decrypt(row.api_key_enc, config_id=row.id) if row.api_key_enc else ""
+            key = stored_key(secrets, row)
         except SecretDecryptError as exc:
             log.error("fallback configuration unusable", extra={"config_id": row.id,
                                                                 "reason": exc.reason})

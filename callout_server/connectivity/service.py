@@ -25,8 +25,8 @@ from callout_server.llm import (
     LLMConfig,
     LLMRequest,
     effective_thinking,
+    mask_url,
 )
-from callout_server.llm.masking import mask_url
 
 TEST_PROMPT = "ping"
 # The test's own output cap: a few tokens prove an answer when thinking is off; with

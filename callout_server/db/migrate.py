@@ -1,8 +1,10 @@
-"""Alembic, driven from code: `callout-server migrate` and the embedded SQLite start-up.
+"""Alembic, driven from code: `callout-server migrate`, `callout-server alembic ...` and the
+embedded SQLite start-up.
 
 The migration scripts ship inside the package (`callout_server/db/migrations/`), so a
 non-editable install (the Docker image) migrates exactly like a checkout. Alembic is
-configured programmatically: no `alembic.ini` has to be found at run time.
+configured programmatically: no `alembic.ini` has to be found at run time, and `env.py` runs
+on the URL it is handed here (`Config.attributes["url"]`), nothing else.
 
 `upgrade_to_head()` runs alembic on a private thread: alembic's async `env.py` calls
 `asyncio.run()`, which must not touch the caller's event loop (a running server, or the
@@ -15,6 +17,7 @@ import contextlib
 import fcntl
 import os
 import threading
+from argparse import Namespace
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,8 +27,9 @@ from alembic.config import Config
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 
 
-def alembic_config(url: str) -> Config:
-    cfg = Config()
+def alembic_config(url: str, cmd_opts: Namespace | None = None) -> Config:
+    """Alembic's configuration for the database at `url` (`cmd_opts`: its command line's)."""
+    cfg = Config(cmd_opts=cmd_opts)
     cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
     # The URL travels as an attribute: ini options would interpolate a `%` in a password.
     cfg.attributes["url"] = url

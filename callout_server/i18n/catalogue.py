@@ -1,4 +1,5 @@
-"""Every sentence the server says to a caller, in Chinese and English, by a stable key.
+"""Every sentence the server says to a caller, in Chinese and English, by a stable key:
+the one catalogue (its model-call diagnostics section is catalogue_diagnostics.py).
 
 An error raised anywhere carries a `Msg` (key + values), never finished text; the error
 handlers render it in the caller's language (`locale.current()`). Values are filled with
@@ -15,9 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from callout_server.i18n.catalogue_diagnostics import DIAGNOSTIC_MESSAGES
 from callout_server.i18n.locale import Locale
 
-# key -> (zh, en)
+# key -> (zh, en); model-call diagnostics are their own section (catalogue_diagnostics.py)
 MESSAGES: dict[str, tuple[str, str]] = {
     # -- the envelope ---------------------------------------------------------------------
     "internal_error": ("服务器内部错误，详情见服务器日志",
@@ -237,6 +239,7 @@ MESSAGES: dict[str, tuple[str, str]] = {
     # -- config.toml (read at start-up) ----------------------------------------------------
     "llm_section_missing": ("缺少 [llm.{tier}] 段", "missing [llm.{tier}] section"),
 }
+MESSAGES |= DIAGNOSTIC_MESSAGES  # its keys are prefixed: diagnostic., advice., reason.
 
 # Separators that join rendered pieces (a field and its message, several messages).
 COLON: dict[Locale, str] = {"zh": "：", "en": ": "}

@@ -9,7 +9,17 @@
             ...
 
 Everything importable from here is the package's public surface (`tests/test_llm_exports.py`
-pins it); other modules are internal to the package.
+pins it); other modules are internal to the package, and modules outside it import only
+this one (an import contract in `pyproject.toml`):
+
+    the client      LLMClient, LLMConfig, Endpoint, ApiStyle, LLMRequest, Completion, LLMStream
+    events          Event, TextDelta, ReasoningDelta, ToolCall, Usage, Finish
+    verdicts        Diagnostic, Locale, LLMCallError
+    vendors         DIALECTS, Dialect, resolve_dialect, effective_thinking, PROTECTED_BODY_KEYS
+    keys and URLs   MASK, mask_api_key, mask_url, check_api_key, check_no_url_credentials,
+                    has_url_credentials, same_origin
+    text            SentenceBatcher, join_sentences, speakable (chat speech);
+                    extract_json_object, JSONExtractionError (NLU answers)
 """
 
 from __future__ import annotations
@@ -17,12 +27,22 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from callout_server.llm.client import Completion, LLMClient
-from callout_server.llm.config import Endpoint, LLMConfig
-from callout_server.llm.diagnostics import Diagnostic
+from callout_server.llm.config import PROTECTED_BODY_KEYS, ApiStyle, Endpoint, LLMConfig
+from callout_server.llm.credentials import (
+    check_api_key,
+    check_no_url_credentials,
+    has_url_credentials,
+    same_origin,
+)
+from callout_server.llm.diagnostics import Diagnostic, Locale
 from callout_server.llm.dialects import DIALECTS, Dialect, resolve_dialect
 from callout_server.llm.errors import LLMCallError
 from callout_server.llm.events import Event, Finish, ReasoningDelta, TextDelta, ToolCall, Usage
+from callout_server.llm.masking import MASK, mask_api_key, mask_url
 from callout_server.llm.request import LLMRequest
+from callout_server.llm.sentence_batcher import SentenceBatcher
+from callout_server.llm.sentences import join_sentences
+from callout_server.llm.speech import speakable
 from callout_server.llm.stream import LLMStream
 from callout_server.llm.thinking import effective_thinking
 
@@ -50,6 +70,9 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "DIALECTS",
+    "MASK",
+    "PROTECTED_BODY_KEYS",
+    "ApiStyle",
     "Completion",
     "Diagnostic",
     "Dialect",
@@ -62,11 +85,21 @@ __all__ = [
     "LLMConfig",
     "LLMRequest",
     "LLMStream",
+    "Locale",
     "ReasoningDelta",
+    "SentenceBatcher",
     "TextDelta",
     "ToolCall",
     "Usage",
+    "check_api_key",
+    "check_no_url_credentials",
     "effective_thinking",
     "extract_json_object",
+    "has_url_credentials",
+    "join_sentences",
+    "mask_api_key",
+    "mask_url",
     "resolve_dialect",
+    "same_origin",
+    "speakable",
 ]

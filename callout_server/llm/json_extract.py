@@ -16,7 +16,12 @@ Exceptions:
       JSONExtractionError   reason in REASONS; `excerpt` is a bounded slice of the raw text
 
 `str(error)` never contains model text (it may carry call data); the excerpt is a separate
-attribute so log pipelines can drop it.
+attribute so log pipelines can drop it. Its words are the catalogue's English for the
+reason (`reason.json_<reason>`, the same a diagnostic shows).
+
+Whether the output was cut is not judged here: the client classifies the call once
+(`classify.py`: a `truncated` diagnostic on the completion), and a caller whose extraction
+fails on a cut output reports that verdict (the NLU tier does).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import math
 import re
 from typing import Any, Final
 
+from callout_server import i18n
 from callout_server.llm.json_tolerant import (
     ESCAPED,
     TRUNCATED,
@@ -42,15 +48,6 @@ REASONS: Final = frozenset(
 )
 EXCERPT_CHARS: Final = 200
 
-_MESSAGES: Final = {
-    "truncated": "the model output was cut off before the JSON was complete",
-    "in_reasoning": "the model output ended inside an unclosed <think> block, before any answer",
-    "ambiguous_multiple": "the answer contains several different JSON values; refusing to pick one",
-    "not_object": "the answer's JSON value is not an object",
-    "unrepairable": "the JSON in the answer cannot be read without guessing",
-    "empty": "the answer contains no JSON object",
-}
-
 
 class JSONExtractionError(ValueError):
     """No single, complete JSON object could be read from a model's output."""
@@ -58,7 +55,7 @@ class JSONExtractionError(ValueError):
     def __init__(
         self, reason: str, detail: str = "", *, excerpt: str = "", position: int | None = None
     ) -> None:
-        message = _MESSAGES[reason] + (f" ({detail})" if detail else "")
+        message = i18n.text(f"reason.json_{reason}", "en") + (f" ({detail})" if detail else "")
         super().__init__(message)
         self.reason = reason
         self.detail = detail
@@ -262,11 +259,10 @@ def _excerpt(text: str) -> str:
     return f"{text[:half]} … {text[-half:]}"  # the end shows truncation, the start the shape
 
 
-def extract_json_object(text: str, *, finish_reason: str | None = None) -> dict[str, Any]:
+def extract_json_object(text: str) -> dict[str, Any]:
     """Return the single JSON object in a model's output, string contents unchanged.
 
-    Raises JSONExtractionError (a ValueError) with `reason` in REASONS. Pass the vendor's
-    `finish_reason`: with "length", any failure to read a complete object is `truncated`.
+    Raises JSONExtractionError (a ValueError) with `reason` in REASONS.
     """
     try:
         if not text or text.isspace():
@@ -288,9 +284,6 @@ def extract_json_object(text: str, *, finish_reason: str | None = None) -> dict[
             raise _Fail("not_object", f"got {type(first).__name__}")
         return first
     except _Fail as fail:
-        reason = fail.reason
-        if finish_reason == "length" and reason in ("unrepairable", "empty"):
-            reason = TRUNCATED
         raise JSONExtractionError(
-            reason, fail.detail, excerpt=_excerpt(text), position=fail.position
+            fail.reason, fail.detail, excerpt=_excerpt(text), position=fail.position
         ) from None

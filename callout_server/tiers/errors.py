@@ -7,7 +7,7 @@ from typing import Any
 
 from callout_server.errors import ApiError
 from callout_server.i18n import Locale
-from callout_server.llm.diagnostics import Diagnostic
+from callout_server.llm import Diagnostic
 
 # Diagnostic codes that mean "ran out of time": 504 rather than 502, end reason `timeout`.
 TIMEOUT_CODES = frozenset({"timeout", "deadline_exceeded"})

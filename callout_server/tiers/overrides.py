@@ -7,8 +7,7 @@ from typing import Any
 from pydantic import Field, field_validator
 
 from callout_server.i18n import invalid
-from callout_server.llm.config import PROTECTED_BODY_KEYS
-from callout_server.llm.request import LLMRequest
+from callout_server.llm import PROTECTED_BODY_KEYS, LLMRequest
 from callout_server.validation import RequestModel
 
 

@@ -2,7 +2,7 @@
 
     upstreams = Upstreams(LLMClient())
     served = await upstreams.complete(Route(cfg, fallbacks), req, deadline_s=1.5)
-    served.value, served.config, served.endpoint, served.attempts
+    served.value, served.report        # the answer; what the call did (CallReport)
 
 One floor above the shared client (`callout_server.llm`, the only package it imports):
 the tiers call models through it, the configuration layer builds its `Route`s, and the
@@ -12,14 +12,18 @@ console reads `Upstreams.views()`. State is per worker and in memory (endpoint.p
 from __future__ import annotations
 
 from callout_server.upstream.calls import Call
+from callout_server.upstream.deadline import Deadline
 from callout_server.upstream.endpoint import STATES, EndpointState, HealthPolicy, State
 from callout_server.upstream.registry import Upstreams, config_key
+from callout_server.upstream.report import CallReport
 from callout_server.upstream.route import Route, Served, UpstreamError
 from callout_server.upstream.streams import PoolStream
 
 __all__ = [
     "STATES",
     "Call",
+    "CallReport",
+    "Deadline",
     "EndpointState",
     "HealthPolicy",
     "PoolStream",

@@ -15,23 +15,28 @@ answer wins and the other request is cancelled, which closes its connection.
 from __future__ import annotations
 
 import asyncio
+import random
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import Any
 
-from callout_server.llm import Diagnostic, LLMCallError, LLMConfig, LLMRequest
-from callout_server.llm.client import Completion
+from callout_server.llm import (
+    Completion,
+    Diagnostic,
+    LLMCallError,
+    LLMClient,
+    LLMRequest,
+    Locale,
+    resolve_dialect,
+)
+from callout_server.upstream.deadline import Deadline
 from callout_server.upstream.endpoint import EndpointState
 from callout_server.upstream.pool import Pool
+from callout_server.upstream.report import CallReport
 from callout_server.upstream.route import Route, Served, UpstreamError
 
-if TYPE_CHECKING:
-    from callout_server.upstream.registry import Upstreams
-
-# A probe while other endpoints could still answer gets at most this share of what is left,
-# so a replica that came back hanging cannot eat the caller's whole deadline.
-PROBE_SHARE = 0.5
-# A call cancelled with this little of its deadline left was cut by the deadline.
-DEADLINE_SLACK_S = 0.005
+# Keeps a cancelled request alive until it has closed its connection (`Upstreams.hold`).
+Hold = Callable[["asyncio.Future[Any]"], None]
 
 
 class Target:
@@ -46,7 +51,7 @@ class Target:
         self.probe = probe
         self.hedge = hedge
         # "hedge": the first request, overtaken by its hedge (slow here, maybe stalled). A
-        # cancellation at the caller's deadline is seen by `Call.expired()`; a hedge that
+        # cancellation at the caller's deadline is seen by `Deadline.expired()`; a hedge that
         # lost, or a caller gone away, says nothing about the endpoint.
         self.cut: str | None = None
         # Counted at once: a concurrent call choosing next sees it taken.
@@ -58,31 +63,33 @@ class Target:
 
 
 class Call:
-    """The attempts of one call. `deadline` is on the loop clock (None: no overall limit)."""
+    """The attempts of one call over `route`'s pools, within its `deadline`."""
 
-    def __init__(self, upstreams: Upstreams, route: Route, deadline: float | None) -> None:
-        self.upstreams = upstreams
+    def __init__(self, route: Route, pools: list[Pool], client: LLMClient, *,
+                 deadline: Deadline, rng: random.Random, hold: Hold) -> None:
         self.route = route
+        self.pools = pools
+        self.client = client
         self.deadline = deadline
-        self.pools = [upstreams.pool(cfg) for cfg in route.chain]
+        self.rng = rng
+        self.hold = hold
+        self.started = time.perf_counter()
         self.tried: list[EndpointState] = []
         self.attempts = 0
         self.last: Target | None = None
         self._second_chance = False
 
-    def remaining(self) -> float | None:
-        if self.deadline is None:
-            return None
-        return self.deadline - asyncio.get_running_loop().time()
+    @property
+    def locale(self) -> Locale:
+        return self.client.locale
 
     # -- choosing ------------------------------------------------------------------------
     def pick_now(self, *, hedge: bool = False) -> Target | None:
         """The next endpoint that can take the call at once, or None."""
         now = time.monotonic()
-        rng = self.upstreams.rng
         pools = self.pools[:2] if hedge else self.pools  # a hedge: a replica, else fallback 1
         for pool in pools:
-            picked = pool.pick(now, rng, self.tried)
+            picked = pool.pick(now, self.rng, self.tried)
             if picked is not None:
                 return self._take(pool, *picked, hedge=hedge)
         return None
@@ -92,15 +99,14 @@ class Call:
 
         `after`: the failure that moves the call on (None for the first attempt)."""
         now = time.monotonic()
-        rng = self.upstreams.rng
         for i, pool in enumerate(self.pools):
             while True:
-                picked = pool.pick(now, rng, self.tried)
+                picked = pool.pick(now, self.rng, self.tried)
                 if picked is not None:
                     return self._take(pool, *picked)
                 if not pool.full(self.tried):
                     break
-                left = self.remaining()
+                left = self.deadline.remaining()
                 budget = pool.cfg.timeout_s if left is None else left
                 if i + 1 < len(self.pools):
                     budget /= 2
@@ -122,14 +128,17 @@ class Call:
         return None
 
     async def complete(self, req: LLMRequest) -> Served[Completion]:
-        return await complete(self, req)
-
-    def where(self) -> tuple[LLMConfig, str | None]:
-        """The configuration and endpoint of the latest attempt (the primary before any)."""
-        last = self.last
-        if last is None:
-            return self.route.primary, None
-        return last.pool.cfg, last.endpoint.shown_url
+        """One answer within the deadline; raises UpstreamError when there is none."""
+        scope = self.deadline.scope()
+        try:
+            async with scope:
+                return await complete(self, req)
+        except TimeoutError as exc:
+            if not scope.expired():
+                raise
+            cut = LLMCallError(self.deadline.exceeded(
+                self.locale, req.max_tokens or self.route.primary.max_tokens))
+            raise self.failure(cut, None) from exc
 
     def _take(self, pool: Pool, ep: EndpointState, probe: bool, *, hedge: bool = False
               ) -> Target:
@@ -140,35 +149,33 @@ class Call:
         return target
 
     # -- reporting -----------------------------------------------------------------------
-    def served(self, value: object, target: Target) -> Served:  # type: ignore[type-arg]
-        return Served(value, target.pool.cfg, target.endpoint.shown_url, self.attempts)
+    def report(self, diagnostic: Diagnostic | None, target: Target | None = None, *,
+               completion: Completion | None = None) -> CallReport:
+        """The call as it ended: at `target` (default the latest attempt), with `diagnostic`."""
+        target = target or self.last
+        cfg = target.pool.cfg if target is not None else self.route.primary
+        latency_ms = (time.perf_counter() - self.started) * 1000
+        endpoint = target.endpoint.shown_url if target is not None else None
+        if completion is None:
+            return CallReport(cfg, endpoint, self.attempts, resolve_dialect(cfg).name,
+                              diagnostic, latency_ms)
+        return CallReport(cfg, endpoint, self.attempts, completion.dialect, diagnostic,
+                          latency_ms, completion.usage, completion.finish_reason,
+                          completion.max_tokens)
+
+    def served(self, value: Completion, target: Target) -> Served[Completion]:
+        return Served(value, self.report(value.diagnostic, target, completion=value))
 
     def failure(self, error: LLMCallError | None, target: Target | None) -> UpstreamError:
-        target = target or self.last
         if error is None:
             limit = self.route.primary.max_in_flight
             error = LLMCallError(Diagnostic.make(
-                "timeout", self.upstreams.locale,
-                reason="pool_busy", args={"limit": limit}))
-        cfg: LLMConfig = target.pool.cfg if target else self.route.primary
-        return UpstreamError(error, cfg, target.endpoint.shown_url if target else None,
-                             self.attempts)
-
-    def expired(self) -> bool:
-        """The caller's deadline has passed (a cancellation now is the deadline's)."""
-        left = self.remaining()
-        return left is not None and left <= DEADLINE_SLACK_S
-
-    def probe_limit(self) -> float | None:
-        """Seconds a probe may take: a share of what is left when others could answer."""
-        left = self.remaining()
-        if left is None:
-            return None
-        return max(left * PROBE_SHARE, 0.0)
+                "timeout", self.locale, reason="pool_busy", args={"limit": limit}))
+        return UpstreamError(error, self.report(error.diagnostic, target))
 
 
 async def complete(call: Call, req: LLMRequest) -> Served[Completion]:
-    """One answer over the route; raises UpstreamError when there is none."""
+    """One answer over the route, in turn or hedged (the deadline is the caller's scope)."""
     first = await call.next_target()
     if first is None:
         raise call.failure(None, None)
@@ -197,7 +204,6 @@ async def _one_at_a_time(call: Call, target: Target, req: LLMRequest) -> Served[
 
 async def _hedged(call: Call, first: Target, req: LLMRequest, hedge_after_s: float
                   ) -> Served[Completion]:
-    upstreams = call.upstreams
     tasks: dict[asyncio.Task[Completion], Target] = {}
 
     def launch(target: Target) -> None:
@@ -242,12 +248,12 @@ async def _hedged(call: Call, first: Target, req: LLMRequest, hedge_after_s: flo
             if won and not target.hedge:
                 target.cut = "hedge"
             task.cancel()
-            upstreams.hold(task)
+            call.hold(task)
 
 
 def _cut_error(call: Call, cut: str, elapsed_s: float) -> LLMCallError:
     return LLMCallError(Diagnostic.make(
-        "timeout", call.upstreams.locale, reason=f"cut_{cut}",
+        "timeout", call.locale, reason=f"cut_{cut}",
         args={"seconds": round(elapsed_s, 2)}))
 
 
@@ -255,7 +261,8 @@ async def _attempt(call: Call, target: Target, req: LLMRequest) -> Completion:
     ep = target.endpoint
     assert ep.cfg is not None
     started = time.perf_counter()
-    limit = call.probe_limit() if target.probe and len(call.tried) < _candidates(call) else None
+    probing = target.probe and len(call.tried) < _candidates(call)
+    limit = call.deadline.probe_limit() if probing else None
     try:
         if limit is not None:
             try:
@@ -263,8 +270,8 @@ async def _attempt(call: Call, target: Target, req: LLMRequest) -> Completion:
                     return await _complete(call, target, req, started)
             except TimeoutError as exc:
                 error = LLMCallError(Diagnostic.make(
-                    "timeout", call.upstreams.locale,
-                    reason="probe_timeout", args={"seconds": round(limit, 2)}))
+                    "timeout", call.locale, reason="probe_timeout",
+                    args={"seconds": round(limit, 2)}))
                 ep.failed(error, time.perf_counter() - started, time.monotonic())
                 raise error from exc
         return await _complete(call, target, req, started)
@@ -277,7 +284,7 @@ async def _complete(call: Call, target: Target, req: LLMRequest, started: float
     ep = target.endpoint
     assert ep.cfg is not None
     try:
-        result = await call.upstreams.client.complete(ep.cfg, req)
+        result = await call.client.complete(ep.cfg, req)
     except LLMCallError as exc:
         ep.failed(exc, time.perf_counter() - started, time.monotonic())
         raise
@@ -285,7 +292,7 @@ async def _complete(call: Call, target: Target, req: LLMRequest, started: float
         elapsed = time.perf_counter() - started
         if target.cut == "hedge":
             ep.lost_hedge(_cut_error(call, "hedge", elapsed), elapsed, time.monotonic())
-        elif call.expired():
+        elif call.deadline.expired():
             ep.failed(_cut_error(call, "deadline", elapsed), elapsed, time.monotonic())
         else:
             ep.abandoned(elapsed, time.monotonic())

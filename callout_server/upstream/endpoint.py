@@ -17,8 +17,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from callout_server.llm import Diagnostic, LLMCallError, LLMConfig
-from callout_server.llm.masking import mask_url
+from callout_server.llm import Diagnostic, LLMCallError, LLMConfig, mask_url
 from callout_server.upstream import metrics
 from callout_server.upstream.ewma import FailureShare, PeakEwma
 

@@ -1,7 +1,8 @@
 """`Upstreams`: this worker's pools, and the one way the tiers call a model.
 
     upstreams = Upstreams(LLMClient())                         # once per worker
-    served = await upstreams.complete(route, req, deadline_s=1.5)
+    served = await upstreams.complete(route, req, deadline_s=1.5)   # served.report
+    call = upstreams.call(route, deadline_s=1.5); await call.complete(req)
     async with upstreams.stream(route, req, ttft_timeout_s=5) as stream: ...
     upstreams.views(routes)                                    # GET /api/admin/upstreams
 
@@ -17,11 +18,9 @@ import random
 from collections.abc import Iterable
 from typing import Any
 
-from callout_server.llm import LLMClient, LLMConfig, LLMRequest
-from callout_server.llm.client import Completion
-from callout_server.llm.diagnostics import Locale
-from callout_server.upstream import calls
+from callout_server.llm import Completion, LLMClient, LLMConfig, LLMRequest
 from callout_server.upstream.calls import Call
+from callout_server.upstream.deadline import Deadline
 from callout_server.upstream.endpoint import EndpointState, HealthPolicy
 from callout_server.upstream.pool import Pool, pool_urls
 from callout_server.upstream.route import Route, Served
@@ -41,10 +40,6 @@ class Upstreams:
         self._pools: dict[str, Pool] = {}
         self._states: dict[tuple[str, str], EndpointState] = {}
         self._background: set[asyncio.Future[Any]] = set()
-
-    @property
-    def locale(self) -> Locale:
-        return self.client.locale
 
     def __repr__(self) -> str:
         return f"<Upstreams pools={len(self._pools)}>"
@@ -82,31 +77,24 @@ class Upstreams:
 
     # -- calls ---------------------------------------------------------------------------
     def call(self, route: Route | LLMConfig, *, deadline_s: float | None = None) -> Call:
-        """A call to make (`await call.complete(req)`), whose attempts stay readable after a
-        deadline cut it short (`call.attempts`, `call.where()`)."""
-        deadline = None
-        if deadline_s is not None:
-            deadline = asyncio.get_running_loop().time() + deadline_s
-        return Call(self, Route.of(route), deadline)
+        """A call to make (`await call.complete(req)`), whose attempts stay readable after
+        its caller ended it (`call.report(diagnostic)`). `deadline_s` bounds the whole call,
+        failover and hedging included (deadline.py says which limit fires first)."""
+        route = Route.of(route)
+        return Call(route, [self.pool(cfg) for cfg in route.chain], self.client,
+                    deadline=Deadline(deadline_s), rng=self.rng, hold=self.hold)
 
     async def complete(self, route: Route | LLMConfig, req: LLMRequest, *,
                        deadline_s: float | None = None) -> Served[Completion]:
-        """One non-streamed answer with failover (and hedging when the primary asks for it).
-
-        `deadline_s` bounds the waits for a free slot and a probe's share; the caller's own
-        `asyncio.timeout` bounds the whole call (the tiers hold one).
-        """
-        loop = asyncio.get_running_loop()
-        deadline = None if deadline_s is None else loop.time() + deadline_s
-        return await calls.complete(Call(self, Route.of(route), deadline), req)
+        """One non-streamed answer with failover (and hedging when the primary asks for it)."""
+        return await self.call(route, deadline_s=deadline_s).complete(req)
 
     def stream(self, route: Route | LLMConfig, req: LLMRequest, *,
                ttft_timeout_s: float | None = None, read_timeout_s: float | None = None,
-               deadline_s: float | None = None) -> PoolStream:
-        deadline = None
-        if deadline_s is not None:
-            deadline = asyncio.get_running_loop().time() + deadline_s
-        return PoolStream(Call(self, Route.of(route), deadline), req,
+               ) -> PoolStream:
+        """A streamed answer; it fails over only before its first event. No overall deadline:
+        its limits are each attempt's (first token, gaps, total)."""
+        return PoolStream(self.call(route), req,
                           ttft_timeout_s=ttft_timeout_s, read_timeout_s=read_timeout_s)
 
     # -- what ops see --------------------------------------------------------------------

@@ -1,8 +1,8 @@
 """What a call is routed over, and what it reports back.
 
     Route(primary, fallbacks)     a configuration and, in order, those to fall back to
-    Served(value, config, endpoint, attempts)
-    UpstreamError(LLMCallError)   no usable answer anywhere; names where the call ended
+    Served(value, report)         a usable answer and the call's report (report.py)
+    UpstreamError(LLMCallError)   no usable answer anywhere; its report names where it ended
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from callout_server.llm import LLMCallError, LLMConfig
+from callout_server.upstream.report import CallReport
 
 T = TypeVar("T")
 
@@ -31,20 +32,39 @@ class Route:
 
 @dataclass(frozen=True, slots=True)
 class Served(Generic[T]):
-    """A usable answer, from `config` (a fallback's when one answered) at `endpoint`."""
+    """A usable answer; `report` says who gave it (a fallback's configuration, maybe)."""
 
     value: T
-    config: LLMConfig
-    endpoint: str  # the base URL, credentials masked
-    attempts: int  # requests sent for the call: 1 when nothing was retried or hedged
+    report: CallReport
+
+    @property
+    def config(self) -> LLMConfig:
+        return self.report.config
+
+    @property
+    def endpoint(self) -> str | None:  # the base URL, credentials masked
+        return self.report.endpoint
+
+    @property
+    def attempts(self) -> int:  # requests sent for the call: 1 when nothing was retried
+        return self.report.attempts
 
 
 class UpstreamError(LLMCallError):
     """Every attempt failed (or the first failure was the request's own fault)."""
 
-    def __init__(self, error: LLMCallError, config: LLMConfig, endpoint: str | None,
-                 attempts: int) -> None:
+    def __init__(self, error: LLMCallError, report: CallReport) -> None:
         super().__init__(error.diagnostic, retry_after_s=error.retry_after_s)
-        self.config = config
-        self.endpoint = endpoint
-        self.attempts = attempts
+        self.report = report
+
+    @property
+    def config(self) -> LLMConfig:
+        return self.report.config
+
+    @property
+    def endpoint(self) -> str | None:
+        return self.report.endpoint
+
+    @property
+    def attempts(self) -> int:
+        return self.report.attempts

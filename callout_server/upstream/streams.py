@@ -4,19 +4,26 @@
 context manager, the same observable state). Until the first event has been handed over it
 may move the call to another endpoint (a 503, a refused connection, no first token in time);
 after that an error is the consumer's, as with a single endpoint: nothing that reached a
-listener is ever said twice.
+listener is ever said twice. `report(diagnostic)` describes the call when its consumer is
+done with it: the configuration and endpoint it ended on, what the stream reported.
 """
 
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
 
-from callout_server.llm import Event, LLMCallError, LLMRequest, LLMStream, ToolCall, Usage
+from callout_server.llm import (
+    Diagnostic,
+    Event,
+    LLMCallError,
+    LLMConfig,
+    LLMRequest,
+    LLMStream,
+    ToolCall,
+    Usage,
+)
 from callout_server.upstream.calls import Call, Target
-
-if TYPE_CHECKING:
-    from callout_server.llm import Diagnostic, LLMConfig
+from callout_server.upstream.report import CallReport
 
 
 class PoolStream:
@@ -46,6 +53,17 @@ class PoolStream:
     @property
     def attempts(self) -> int:
         return self._call.attempts
+
+    def report(self, diagnostic: Diagnostic | None) -> CallReport:
+        """The call so far, with its consumer's verdict (`diagnostic`)."""
+        inner = self._inner
+        if inner is None:  # nothing was sent (no endpoint, or closed before the first try)
+            return self._call.report(diagnostic, self._target)
+        ttft = self.ttft_ms
+        return CallReport(self.config, self.endpoint, self._call.attempts, inner.dialect,
+                          diagnostic, (time.perf_counter() - self._t0) * 1000, inner.usage,
+                          inner.finish_reason, inner.max_tokens,
+                          round(ttft, 1) if ttft is not None else None)
 
     # -- LLMStream's observable state -----------------------------------------------------
     @property
@@ -168,7 +186,7 @@ class PoolStream:
         self._target = target
         self._settled = False
         self._inner_t0 = time.perf_counter()
-        self._inner = self._call.upstreams.client.stream(
+        self._inner = self._call.client.stream(
             ep.cfg, self._req, ttft_timeout_s=self._ttft_s, read_timeout_s=self._read_s)
 
     def _settle(self, error: LLMCallError | None, *, abandoned: bool = False) -> None:

@@ -5,6 +5,10 @@ PostgreSQL: every table, the alembic version table included, lives in the schema
 containers run `migrate` at the same time safely.
 SQLite: the schema is translated away (`schema_translate_map`), so migrations are written
 once with `schema="callout"` and run unchanged on both.
+
+The database URL is the one it is handed (`callout_server.db.migrate.alembic_config`, used by
+`callout-server migrate`, `callout-server alembic ...` and the embedded start-up); this
+module reads no settings of its own.
 """
 
 from __future__ import annotations
@@ -26,11 +30,10 @@ config = context.config
 
 
 def _url() -> str:
-    url = config.attributes.get("url") or config.get_main_option("sqlalchemy.url")
+    url = config.attributes.get("url")
     if not url:
-        from callout_server.config.settings import load_settings
-
-        url = load_settings().database.effective_url
+        raise SystemExit("no database URL was handed to the migrations: run them with "
+                         "`callout-server migrate` or `callout-server alembic ...`")
     return str(url)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from callout_server.llm.diagnostics import Locale
+from callout_server.llm import Locale
 
 SUMMARY_MAX_TOKENS = 300
 

@@ -33,14 +33,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from callout_server.calllog.recorder import DiagnosticsRecorder
-from callout_server.calllog.records import record_call
+from callout_server.calllog.reports import NULL_RECORDER, Recorder, record_call
 from callout_server.config.settings import ChatSettings
 from callout_server.i18n import current, msg
-from callout_server.llm.client import LLMClient
-from callout_server.llm.config import LLMConfig
-from callout_server.llm.diagnostics import Diagnostic, Locale
-from callout_server.llm.errors import LLMCallError
+from callout_server.llm import Diagnostic, LLMCallError, LLMClient, LLMConfig, Locale
 from callout_server.tiers.chat.compaction import SUMMARY_MAX_TOKENS, summary_messages
 from callout_server.tiers.chat.errors import (
     SessionExists,
@@ -59,7 +55,7 @@ from callout_server.tiers.chat.schemas import (
 from callout_server.tiers.chat.session import ChatSession
 from callout_server.tiers.chat.turn import TurnRun
 from callout_server.tiers.defaults import THINKING_DEFAULT
-from callout_server.upstream import PoolStream, Route, UpstreamError, Upstreams
+from callout_server.upstream import CallReport, PoolStream, Route, UpstreamError, Upstreams
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +68,7 @@ class ChatService:
         llm: Upstreams | LLMClient,
         active_config: Callable[[], LLMConfig | Route],
         settings: ChatSettings,
-        recorder: DiagnosticsRecorder | None = None,
+        recorder: Recorder = NULL_RECORDER,
         locale: Locale = "zh",
     ) -> None:
         self._upstreams = llm if isinstance(llm, Upstreams) else Upstreams(llm)
@@ -230,20 +226,14 @@ class ChatService:
         turn_id, output = session.call_turns.pop(req.call_id, (session.turn_id or "", "audio"))
         if not req.respond:
             return None
-        if turn_id != session.turn_id:  # a late output for an older turn: a fresh count
-            return self._start_run(session, turn_id, output, start_index=0, spoken_before=False)
-        return self._start_run(session, turn_id, output, start_index=session.next_index,
-                               spoken_before=session.spoken)
+        return self._start_run(session, turn_id, output)
 
-    def _start_run(self, session: ChatSession, turn_id: str, output: str, *,
-                   start_index: int = 0, spoken_before: bool = False) -> TurnRun:
+    def _start_run(self, session: ChatSession, turn_id: str, output: str) -> TurnRun:
         settings = self.settings
-        cfg_box: list[LLMConfig] = []
 
         def open_stream() -> PoolStream:
             # Inside the producer: a failing config lookup ends the stream with `error`.
             route = Route.of(self._active_config())
-            cfg_box.append(route.primary)
             req = session.overrides.apply(session.history.to_messages(), tools=session.tools,
                                           default_thinking=THINKING_DEFAULT["chat"])
             if req.timeout_s is None:
@@ -252,17 +242,13 @@ class ChatService:
             return self._upstreams.stream(route, req, ttft_timeout_s=settings.ttft_timeout_s,
                                           read_timeout_s=settings.read_timeout_s)
 
-        def record(stream: PoolStream | None, diagnostic: Diagnostic | None,
-                   started: float) -> None:
-            if cfg_box:
-                cfg = stream.config if stream is not None else cfg_box[0]
-                self._record(cfg, session.call_id, diagnostic, started, stream=stream)
-
         run = TurnRun(
-            session, turn_id=turn_id, output=output, open_stream=open_stream, record=record,
+            session.history, call_id=session.call_id, turn_id=turn_id, output=output,
+            progress=session.progress_of(turn_id), open_stream=open_stream,
+            record=lambda report: self._record(report, session.call_id),
+            on_tool_call=session.note_tool_call, on_end=session.release,
             batch_sentences=settings.batch_sentences,
             first_clause_min_chars=settings.first_clause_min_chars, apology=session.apology,
-            start_index=start_index, spoken_before=spoken_before,
             locale=current(self._locale))
         session.attach(run)
         run.start()
@@ -276,7 +262,6 @@ class ChatService:
             if session is None:  # deleted meanwhile: the history discards the result anyway
                 raise RuntimeError("chat session closed")
             route = Route.of(self._active_config())
-            cfg = route.primary
             # The session's dialect switches (thinking, extra_params) apply; size and
             # temperature are the summary's own.
             req = dataclasses.replace(
@@ -284,33 +269,23 @@ class ChatService:
                                         default_thinking=THINKING_DEFAULT["chat"]),
                 max_tokens=SUMMARY_MAX_TOKENS, temperature=0.2,
                 timeout_s=self.settings.total_timeout_s)
-            started = time.perf_counter()
+            call = self._upstreams.call(route)
             try:
-                served = await self._upstreams.complete(route, req)
+                served = await call.complete(req)
             except UpstreamError as exc:
-                self._record(exc.config, call_id, exc.diagnostic, started, node_id="compaction",
-                             endpoint=exc.endpoint, attempts=exc.attempts)
+                self._record(exc.report, call_id, "compaction")
                 raise
             except asyncio.CancelledError:  # the session was reset or closed meanwhile
-                self._record(cfg, call_id, Diagnostic.make("cancelled", self._locale), started,
-                             node_id="compaction")
+                self._record(call.report(Diagnostic.make("cancelled", self._locale)), call_id,
+                             "compaction")
                 raise
+            self._record(served.report, call_id, "compaction")
             done = served.value
-            self._record(served.config, call_id, done.diagnostic, started, node_id="compaction",
-                         usage=done.usage.to_dict(), finish_reason=done.finish_reason,
-                         endpoint=served.endpoint, attempts=served.attempts)
             if done.diagnostic is not None:  # a cut summary would lose facts silently
                 raise LLMCallError(done.diagnostic)
             return done.text
 
         return summarise
 
-    def _record(self, cfg: LLMConfig, call_id: str, diagnostic: Diagnostic | None,
-                started: float, *, stream: PoolStream | None = None, **fields: Any) -> None:
-        if stream is not None:
-            fields |= {"endpoint": stream.endpoint, "attempts": stream.attempts,
-                       "usage": stream.usage, "finish_reason": stream.finish_reason,
-                       "max_tokens": stream.max_tokens, "vendor": stream.dialect,
-                       "ttft_ms": round(stream.ttft_ms, 1) if stream.ttft_ms is not None else None}
-        record_call(self._recorder, "chat", cfg, diagnostic, started=started, call_id=call_id,
-                    **fields)
+    def _record(self, report: CallReport, call_id: str, node_id: str | None = None) -> None:
+        record_call(self._recorder, report, "chat", call_id=call_id, node_id=node_id)

@@ -3,21 +3,22 @@
 A session lives in the memory of the worker that created it: every request of a call must
 reach that worker (a load balancer routes `/api/chat/sessions/{call_id}/*` sticky by
 `call_id`; see docs/chat.md). At most one generation (`run`) is in flight; starting
-another, cancelling, deleting or expiring the session stops it first. `release()` is called
-by the run itself when it ends, whatever the way, so `in_response` cannot stay set.
+another, cancelling, deleting or expiring the session stops it first. The session owns its
+runs and the turn's progress (`TurnProgress`: shared by a turn's first run and its
+continuations, started over by a new turn or revision); a run knows nothing of the session
+and reports its end (`release`, its `on_end`), whatever the way, so `in_response` cannot
+stay set.
 """
 
 from __future__ import annotations
 
 import time
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from callout_server.tiers.chat.history import ChatHistory
+from callout_server.tiers.chat.turn import TurnProgress, TurnRun
 from callout_server.tiers.overrides import Overrides
-
-if TYPE_CHECKING:
-    from callout_server.tiers.chat.turn import TurnRun
 
 # Revisions remembered per session (to tell a stale revision from a new turn); old turns
 # beyond this are forgotten so a very long call cannot grow the map without bound.
@@ -45,9 +46,7 @@ class ChatSession:
         # turn_id -> newest revision seen; insertion order = turn order.
         self.revisions: OrderedDict[str, int] = OrderedDict()
         self.turn_id: str | None = None  # the newest user turn
-        # Per-turn output state carried from a turn's first stream to its continuations.
-        self.next_index = 0
-        self.spoken = False
+        self.progress = TurnProgress()  # the newest turn's output so far
         # call_id -> (turn_id, output) of the turn whose answer made the call.
         self.call_turns: dict[str, tuple[str, str]] = {}
 
@@ -75,20 +74,21 @@ class ChatSession:
         while len(self.revisions) > MAX_TRACKED_TURNS:
             self.revisions.popitem(last=False)
         self.turn_id = turn_id
-        self.next_index = 0
-        self.spoken = False
+        self.progress = TurnProgress()
 
     def attach(self, run: TurnRun) -> None:
         self.run = run
         self.touch()
 
+    def progress_of(self, turn_id: str) -> TurnProgress:
+        """Where a continuation of `turn_id` goes on: the newest turn's progress, or a fresh
+        count for a late tool output of an older turn."""
+        return self.progress if turn_id == self.turn_id else TurnProgress()
+
     def release(self, run: TurnRun) -> None:
-        """Called by `run` when it ends (any reason)."""
+        """`run` has ended (any reason): its `on_end`."""
         if self.run is run:
             self.run = None
-        if run.turn_id == self.turn_id:
-            self.next_index = max(self.next_index, run.index)
-            self.spoken = self.spoken or run.spoke
         self.touch()
 
     def note_tool_call(self, call_id: str, turn_id: str, output: str) -> None:

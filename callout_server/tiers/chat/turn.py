@@ -1,6 +1,6 @@
 """One generation of a chat turn: a producer task feeding an event queue the HTTP stream reads.
 
-    run = TurnRun(session, ...); run.start()
+    run = TurnRun(session.history, ...); run.start()
     async for frame in run.events(): ...          # SSE bytes, the last one is `end`
     run.stop("cancelled" | "superseded")          # barge-in, from any request handler
 
@@ -23,34 +23,54 @@ Who holds what: the stream owns the model's text (what it has handed to this tur
 segment is the stream's text since the last commit) and its verdict (`Finish.usable`); the
 turn keeps only the sentences it sent in audio mode (cleaned for speech, so not the model's
 text). In text mode every delta is forwarded as it comes: what was sent is the segment.
+A turn's counters (the next sentence index, whether anything was said) are one
+`TurnProgress`, shared by the turn's first run and its continuations after a tool output.
+
+A run knows nothing of the session that owns it: it writes to the session's history, and
+tells its owner of a tool call (`on_tool_call`) and of its end (`on_end`, once, whatever the
+way); the model call's report goes to `record` when the run is over.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import AsyncIterator, Callable
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 from callout_server.i18n import text
-from callout_server.llm.diagnostics import Diagnostic, Locale
-from callout_server.llm.errors import LLMCallError
-from callout_server.llm.events import Event, Finish, TextDelta, ToolCall
-from callout_server.llm.sentence_batcher import SentenceBatcher
-from callout_server.llm.sentences import join_sentences
-from callout_server.llm.speakable import speakable
+from callout_server.llm import (
+    Diagnostic,
+    Event,
+    Finish,
+    LLMCallError,
+    Locale,
+    SentenceBatcher,
+    TextDelta,
+    ToolCall,
+    join_sentences,
+    speakable,
+)
 from callout_server.streams import StreamEvent
+from callout_server.tiers.chat.history import ChatHistory
 from callout_server.tiers.errors import TIMEOUT_CODES
-
-if TYPE_CHECKING:
-    from callout_server.tiers.chat.session import ChatSession
-    from callout_server.upstream import PoolStream
+from callout_server.upstream import CallReport, PoolStream
 
 log = logging.getLogger(__name__)
 
-OpenStream = Callable[[], "PoolStream"]
-RecordCall = Callable[["PoolStream | None", Diagnostic | None, float], None]
+OpenStream = Callable[[], PoolStream]
+# (tool call id, turn id, output mode) of a call the model made
+OnToolCall = Callable[[str, str, str], None]
+
+
+@dataclass(slots=True)
+class TurnProgress:
+    """One turn's output so far, across its runs: the next `sentence` index, and whether
+    anything was said (an apology is for a caller who heard nothing)."""
+
+    index: int = 0
+    spoke: bool = False
 
 
 class TurnRun:
@@ -58,24 +78,30 @@ class TurnRun:
 
     def __init__(
         self,
-        session: ChatSession,
+        history: ChatHistory,
         *,
+        call_id: str,
         turn_id: str,
         output: str,
+        progress: TurnProgress,
         open_stream: OpenStream,
-        record: RecordCall,
+        record: Callable[[CallReport], object],
+        on_tool_call: OnToolCall,
+        on_end: Callable[[TurnRun], None],
         batch_sentences: int,
         first_clause_min_chars: int | None,
         apology: str,
-        start_index: int = 0,
-        spoken_before: bool = False,
         locale: Locale = "zh",  # the caller's: the language of the `end` event's error
     ) -> None:
-        self.session = session
+        self.history = history
+        self.call_id = call_id
         self.turn_id = turn_id
         self.output = output
+        self.progress = progress
         self._open_stream = open_stream
         self._record = record
+        self._note_tool_call = on_tool_call
+        self._on_end = on_end
         self._apology = apology
         self._locale: Locale = locale
         self._batcher = (
@@ -88,8 +114,6 @@ class TurnRun:
         self._mark = 0  # where the current segment starts in the stream's text
         self._sentences: list[str] = []  # audio: the sentences sent in the current segment
         self._finish_event: Finish | None = None
-        self.index = start_index  # next `sentence` index within the turn
-        self.spoke = spoken_before  # anything sent for this turn yet (apology rule)
         self.done = False
         self.reason: str | None = None
         self.task: asyncio.Task[None] | None = None
@@ -128,7 +152,6 @@ class TurnRun:
     # -- the producer ---------------------------------------------------------------------
 
     async def _produce(self) -> None:
-        started = time.perf_counter()
         stream: PoolStream | None = None
         diagnostic: Diagnostic | None = None
         try:
@@ -146,7 +169,7 @@ class TurnRun:
             diagnostic = exc.diagnostic
             self._fail(exc.diagnostic)
         except Exception:
-            log.exception("chat turn failed", extra={"call_id": self.session.call_id})
+            log.exception("chat turn failed", extra={"call_id": self.call_id})
             self._finish("error", interrupted=True,
                          error={"code": "internal_error",
                                 "message": text("chat_internal_error", self._locale)})
@@ -156,7 +179,8 @@ class TurnRun:
                              error={"code": "internal_error",
                                     "message": text("chat_internal_error", self._locale)})
             try:
-                self._record(stream, diagnostic, started)
+                if stream is not None:  # no stream, no model call (the route lookup failed)
+                    self._record(stream.report(diagnostic))
             except Exception:
                 log.exception("could not record a chat call")
 
@@ -181,12 +205,11 @@ class TurnRun:
         # Say what was said so far first ("我帮您查一下"), store it, then the call.
         self._flush_batcher()
         self._commit_segment()
-        history = self.session.history
         arguments: dict[str, Any] | str = call.arguments
         if not call.arguments and call.raw_arguments.strip():
             arguments = call.raw_arguments  # unparseable: let the model see what it sent
-        history.add_tool_call(call.call_id, call.name, arguments)
-        self.session.note_tool_call(call.call_id, self.turn_id, self.output)
+        self.history.add_tool_call(call.call_id, call.name, arguments)
+        self._note_tool_call(call.call_id, self.turn_id, self.output)
         self._put("tool_call", {"turn_id": self.turn_id, "call_id": call.call_id,
                                 "name": call.name, "arguments": call.arguments})
 
@@ -201,7 +224,7 @@ class TurnRun:
             return diagnostic
         self._flush_batcher()
         self._commit_segment()
-        self.session.history.trim_if_needed()
+        self.history.trim_if_needed()
         self._finish("completed", interrupted=False)
         return diagnostic
 
@@ -210,9 +233,9 @@ class TurnRun:
             return
         # Held sentences and the unfinished one are not flushed: the answer is broken off.
         reason = "timeout" if diagnostic.code in TIMEOUT_CODES else "error"
-        if reason == "timeout" and not self.spoke and self._apology:
+        if reason == "timeout" and not self.progress.spoke and self._apology:
             self._say(self._apology)
-            self.session.history.add_assistant_message(self._apology)
+            self.history.add_assistant_message(self._apology)
             self._sentences.clear()  # stored above as a complete message, not as interrupted
         self._finish(reason, interrupted=True,
                      error={"code": diagnostic.code,
@@ -237,7 +260,7 @@ class TurnRun:
 
     def _commit_segment(self) -> None:
         text = self._segment()
-        self.session.history.add_assistant_message(text)
+        self.history.add_assistant_message(text)
         self._mark += len(text)
         self._sentences.clear()
 
@@ -249,12 +272,13 @@ class TurnRun:
 
     def _send_sentence(self, text: str) -> None:
         self._sentences.append(text)
-        self.spoke = True
-        self._put("sentence", {"turn_id": self.turn_id, "index": self.index, "text": text})
-        self.index += 1
+        progress = self.progress
+        progress.spoke = True
+        self._put("sentence", {"turn_id": self.turn_id, "index": progress.index, "text": text})
+        progress.index += 1
 
     def _send_text(self, text: str) -> None:
-        self.spoke = True
+        self.progress.spoke = True
         self._put("text_delta", {"turn_id": self.turn_id, "text": text})
 
     def _put(self, name: str, data: dict[str, Any]) -> None:
@@ -270,12 +294,12 @@ class TurnRun:
         try:
             sent = self._sent() if interrupted else ""
             if sent:
-                self.session.history.record_interrupted_assistant(sent)
+                self.history.record_interrupted_assistant(sent)
         except Exception:
             log.exception("could not store an interrupted answer")
         finally:
             self._sentences.clear()
-            self.session.release(self)
+            self._on_end(self)
             usage = self._stream.usage if self._stream is not None else None
             if usage is not None:
                 self._put("usage", usage.to_dict())

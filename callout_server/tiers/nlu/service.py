@@ -2,10 +2,11 @@
 
 The hot path: configuration from the in-memory snapshot (a callable, no I/O), the pool
 (`callout_server.upstream`: replicas, failover, hedging, all in memory) on the shared client's
-pooled connections, JSON extraction and validation in memory, and the call log handed to the
-background recorder: one record per decision, naming the endpoint and configuration that
-answered and the requests it took. `deadline_ms` bounds everything, failover included.
-Invalid output is the model's answer, not an endpoint's failure: it is not retried.
+pooled connections, JSON extraction and validation in memory, and the call's report handed
+to the call log's background recorder: one record per decision, naming the endpoint and
+configuration that answered and the requests it took. `deadline_ms` bounds the model call,
+failover included (the pool holds it: `upstream/deadline.py`). Invalid output is the model's
+answer, not an endpoint's failure: it is not retried.
 
 A decision's inputs ride on its record to the call log (kept `[calllog] nlu_inputs_days` for
 shadow evaluation); `replay()` sends such recorded inputs to another configuration through
@@ -14,28 +15,30 @@ the very same path, recorded as `source: "evaluation"`.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from callout_server.calllog.inputs import NluInputs
-from callout_server.calllog.recorder import DiagnosticsRecorder
-from callout_server.calllog.records import record_call
+from callout_server.calllog.reports import NULL_RECORDER, Recorder, record_call
 from callout_server.i18n import current
-from callout_server.llm.client import Completion, LLMClient
-from callout_server.llm.config import LLMConfig
-from callout_server.llm.diagnostics import Diagnostic, Locale
-from callout_server.llm.errors import LLMCallError
-from callout_server.llm.json_extract import JSONExtractionError, extract_json_object
-from callout_server.llm.request import LLMRequest
+from callout_server.llm import (
+    Completion,
+    Diagnostic,
+    JSONExtractionError,
+    LLMClient,
+    LLMConfig,
+    LLMRequest,
+    Locale,
+    extract_json_object,
+)
 from callout_server.tiers.defaults import THINKING_DEFAULT
 from callout_server.tiers.errors import ModelCallFailed
 from callout_server.tiers.nlu.prompt import build_messages
 from callout_server.tiers.nlu.schemas import DecideRequest, Decision
 from callout_server.tiers.nlu.validate import SchemaMismatch, validate_answer
-from callout_server.upstream import Call, Route, Served, Upstreams
+from callout_server.upstream import CallReport, Route, UpstreamError, Upstreams
 
 
 def llm_request(req: DecideRequest) -> LLMRequest:
@@ -47,7 +50,7 @@ def llm_request(req: DecideRequest) -> LLMRequest:
 class NluService:
     def __init__(self, llm: Upstreams | LLMClient,
                  active_config: Callable[[], LLMConfig | Route],
-                 recorder: DiagnosticsRecorder | None = None, locale: Locale = "zh") -> None:
+                 recorder: Recorder = NULL_RECORDER, locale: Locale = "zh") -> None:
         self._upstreams = llm if isinstance(llm, Upstreams) else Upstreams(llm)
         self._active_config = active_config
         self._recorder = recorder
@@ -71,59 +74,55 @@ class NluService:
         return await self._decide(req, Route.of(cfg), "evaluation")
 
     async def _decide(self, req: DecideRequest, route: Route, source: str) -> Outcome:
-        cfg = route.primary
         started = time.perf_counter()
-        deadline_s = (req.deadline_ms / 1000) if req.deadline_ms else cfg.timeout_s
-        llm_req = llm_request(req)
-        keep = source == "live" and self._recorder is not None and self._recorder.keeps_nlu_inputs
+        deadline_s = (req.deadline_ms / 1000) if req.deadline_ms else route.primary.timeout_s
         call = self._upstreams.call(route, deadline_s=deadline_s)
-        served: Served[Completion] | None = None
-        tokens = _Tokens()
+        decision: Decision | None
         try:
-            async with asyncio.timeout(deadline_s):
-                served = await call.complete(llm_req)
-            tokens.add(served.value.usage)
-            intent, confidence, slots = self._read(req, served.value)
-        except TimeoutError:
-            failure = Diagnostic.make(
-                "deadline_exceeded", self._locale, reason="deadline",
-                args={"deadline_ms": round(deadline_s * 1000)},
-                max_tokens=llm_req.max_tokens or cfg.max_tokens)
-        except LLMCallError as exc:  # UpstreamError: every attempt failed
-            failure = exc.diagnostic
-        except _Failure as exc:
-            failure = exc.diagnostic
+            served = await call.complete(llm_request(req))
+        except UpstreamError as exc:  # every attempt failed, or the deadline passed
+            report = exc.report
         else:
-            latency_ms = _ms_since(started)
-            decision = Decision(intent=intent, confidence=confidence, slots=slots, fallback=False,
-                                model=served.value.model or served.config.model,
-                                latency_ms=latency_ms, diagnostic=None)
-            inputs = _inputs(req, decision, "ok") if keep else None
-            self._record(req, call.attempts, started, served, source=source, inputs=inputs)
-            return Outcome(decision, None, latency_ms, tokens)
-        if served is None:
-            tokens.add(failure)
+            # The verdict is the decision's: a whole decision read from an answer cut after
+            # it is a decision (the record says `ok`, with the vendor's finish reason).
+            try:
+                intent, confidence, slots = self._read(req, served.value)
+            except _Failure as exc:
+                report = served.report.judged(exc.diagnostic)
+            else:
+                report = served.report
+                if report.diagnostic is not None:
+                    report = report.judged(None)
+                latency_ms = _ms_since(started)
+                decision = Decision(intent=intent, confidence=confidence, slots=slots,
+                                    fallback=False,
+                                    model=served.value.model or served.config.model,
+                                    latency_ms=latency_ms, diagnostic=None)
+                self._record(req, report, source, decision, "ok")
+                return Outcome(decision, None, latency_ms, _Tokens.of(report))
+        failure = report.diagnostic
+        assert failure is not None
         latency_ms = _ms_since(started)
-        answered = served.config if served is not None else call.where()[0]
         decision = None if req.fallback_intent is None else Decision(
             intent=req.fallback_intent, confidence=None, slots={s.name: None for s in req.slots},
-            fallback=True, model=answered.model, latency_ms=latency_ms, diagnostic=None)
-        inputs = _inputs(req, decision, failure.code) if keep and decision is not None else None
-        diagnostic = self._record(req, call.attempts, started, served, failure, call=call,
-                                  source=source, inputs=inputs)
+            fallback=True, model=report.config.model, latency_ms=latency_ms, diagnostic=None)
+        diagnostic = self._record(req, report, source, decision, failure.code)
         assert diagnostic is not None
         if decision is not None:
             decision.diagnostic = diagnostic.to_dict(current(self._locale))
-        return Outcome(decision, diagnostic, latency_ms, tokens)
+        return Outcome(decision, diagnostic, latency_ms, _Tokens.of(report))
 
     def _read(self, req: DecideRequest, completion: Completion) -> tuple[str | None, float | None, dict[str, Any]]:
+        """The decision in the model's answer, or `_Failure` saying why there is none.
+
+        Whether the output was cut is the client's verdict (`completion.diagnostic`, judged
+        once by classify.py): no complete object in a cut output is that verdict; anything
+        else that cannot be read is `invalid_json` with the extractor's reason."""
         try:
-            answer = extract_json_object(completion.text, finish_reason=completion.finish_reason)
+            answer = extract_json_object(completion.text)
         except JSONExtractionError as exc:
-            if exc.reason == "truncated" and completion.finish_reason == "length":
-                raise _Failure(completion.diagnostic or Diagnostic.make(
-                    "truncated", self._locale, max_tokens=completion.max_tokens,
-                    finish_reason="length")) from exc
+            if completion.diagnostic is not None:  # cut (`truncated`): the budget, not JSON
+                raise _Failure(completion.diagnostic) from exc
             raise _Failure(Diagnostic.make(
                 "invalid_json", self._locale, reason=f"json_{exc.reason}",
                 finish_reason=completion.finish_reason, max_tokens=completion.max_tokens,
@@ -135,24 +134,15 @@ class NluService:
                                            args=exc.values,
                                            finish_reason=completion.finish_reason)) from exc
 
-    def _record(self, req: DecideRequest, attempts: int, started: float,
-                served: Served[Completion] | None, diagnostic: Diagnostic | None = None,
-                *, call: Call | None = None, source: str = "live",
-                inputs: NluInputs | None = None) -> Diagnostic | None:
-        """Hand the decision to the call log (one record per call, whatever it took);
-        returns the diagnostic carrying its record id."""
-        if served is not None:
-            cfg, endpoint, completion = served.config, served.endpoint, served.value
-        else:
-            assert call is not None
-            (cfg, endpoint), completion = call.where(), None
-        return record_call(
-            self._recorder, "nlu", cfg, diagnostic, started=started, call_id=req.call_id,
-            node_id=req.node_id, usage=completion.usage if completion else None,
-            vendor=completion.dialect if completion else None,
-            max_tokens=completion.max_tokens if completion else None,
-            finish_reason=completion.finish_reason if completion else None,
-            endpoint=endpoint, attempts=attempts, source=source, inputs=inputs)
+    def _record(self, req: DecideRequest, report: CallReport, source: str,
+                decision: Decision | None, code: str) -> Diagnostic | None:
+        """Hand the decision's call to the call log (one record per decision, whatever it
+        took), with its inputs when they are kept; returns the diagnostic with its record id."""
+        inputs = None
+        if decision is not None and source == "live" and self._recorder.keeps_nlu_inputs:
+            inputs = _inputs(req, decision, code)
+        return record_call(self._recorder, report, "nlu", call_id=req.call_id,
+                           node_id=req.node_id, source=source, inputs=inputs)
 
 
 class _Tokens:
@@ -172,6 +162,13 @@ class _Tokens:
             if isinstance(value, int):
                 setattr(self, key, (getattr(self, key) or 0) + value)
 
+    @classmethod
+    def of(cls, report: CallReport) -> _Tokens:
+        """What the vendor reported, else the counts the diagnostic carries."""
+        tokens = cls()
+        tokens.add(report.usage if report.usage is not None else report.diagnostic)
+        return tokens
+
 
 @dataclass(slots=True, frozen=True)
 class Outcome:
@@ -179,7 +176,7 @@ class Outcome:
     (`diagnostic` says why; live traffic gets a 502/504)."""
 
     decision: Decision | None
-    diagnostic: Diagnostic | None  # the last attempt's, when it failed
+    diagnostic: Diagnostic | None  # why it failed (with its record id)
     latency_ms: int
     tokens: _Tokens
 

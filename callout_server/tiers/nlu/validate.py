@@ -9,24 +9,21 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, ClassVar
+from typing import Any
 
+from callout_server.i18n import text
 from callout_server.tiers.nlu.schemas import DecideRequest, Slot
 
 
 class SchemaMismatch(ValueError):
     """The answer is valid JSON but not a decision for this node.
 
-    `reason` and `args` say why (a diagnostic reason, rendered per language); `str()` is
-    the English of it, for logs.
+    `reason` and `args` say why (a diagnostic reason, rendered per language: the catalogue's
+    `reason.<reason>`); `str()` is the English of it, for logs.
     """
 
-    _EN: ClassVar[dict[str, str]] = {"intent_missing": "intent missing or not a string: {value}",
-           "intent_not_offered": "intent '{value}' is not one of the offered intents {names}",
-           "slots_not_object": "slots is a {kind}, not an object"}
-
     def __init__(self, reason: str, **args: Any) -> None:
-        super().__init__(self._EN[reason].format(**args))
+        super().__init__(text(f"reason.{reason}", "en", **args))
         self.reason = reason
         self.values = args
 

@@ -8,32 +8,33 @@ never mixed into the script. A script cut off at max_tokens is reported as such
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from callout_server.audit.trail import Actor
-from callout_server.calllog.recorder import DiagnosticsRecorder
-from callout_server.calllog.records import record_call
+from callout_server.calllog.reports import NULL_RECORDER, Recorder, record_call
 from callout_server.i18n import current, text
-from callout_server.llm.client import LLMClient
-from callout_server.llm.config import LLMConfig
-from callout_server.llm.diagnostics import Diagnostic, Locale
-from callout_server.llm.errors import LLMCallError
-from callout_server.llm.events import Finish, ReasoningDelta, TextDelta, Usage
-from callout_server.llm.request import LLMRequest
+from callout_server.llm import (
+    Diagnostic,
+    Finish,
+    LLMCallError,
+    LLMClient,
+    LLMConfig,
+    LLMRequest,
+    Locale,
+    ReasoningDelta,
+    TextDelta,
+    Usage,
+)
 from callout_server.streams import StreamEvent
 from callout_server.tiers.defaults import THINKING_DEFAULT
 from callout_server.tiers.errors import TIMEOUT_CODES, ModelCallFailed
 from callout_server.tiers.script.drafts import DraftStore
 from callout_server.tiers.script.prompt import build_messages
 from callout_server.tiers.script.schemas import GenerateRequest, GenerateResult
-from callout_server.upstream import Route, UpstreamError, Upstreams
+from callout_server.upstream import CallReport, Route, UpstreamError, Upstreams
 
 log = logging.getLogger(__name__)
-
-def _ms(value: float | None) -> float | None:
-    return round(value, 1) if value is not None else None
 
 
 def llm_request(req: GenerateRequest) -> LLMRequest:
@@ -48,7 +49,7 @@ def _title(req: GenerateRequest) -> str:
 
 class ScriptService:
     def __init__(self, llm: Upstreams | LLMClient, active_config: Callable[[], LLMConfig | Route],
-                 drafts: DraftStore, recorder: DiagnosticsRecorder | None = None,
+                 drafts: DraftStore, recorder: Recorder = NULL_RECORDER,
                  locale: Locale = "zh") -> None:
         self._upstreams = llm if isinstance(llm, Upstreams) else Upstreams(llm)
         self._active_config = active_config
@@ -58,18 +59,12 @@ class ScriptService:
 
     async def generate(self, req: GenerateRequest, actor: Actor) -> GenerateResult:
         route = Route.of(self._active_config())
-        started = time.perf_counter()
         try:
             served = await self._upstreams.complete(route, llm_request(req))
         except UpstreamError as exc:
-            diagnostic = self._record(exc.config, exc.diagnostic, started,
-                                      endpoint=exc.endpoint, attempts=exc.attempts)
-            raise ModelCallFailed(diagnostic or exc.diagnostic) from exc
+            raise ModelCallFailed(self._record(exc.report) or exc.diagnostic) from exc
         cfg, done = served.config, served.value
-        diagnostic = self._record(cfg, done.diagnostic, started, usage=done.usage.to_dict(),
-                                  finish_reason=done.finish_reason, max_tokens=done.max_tokens,
-                                  vendor=done.dialect, endpoint=served.endpoint,
-                                  attempts=served.attempts)
+        diagnostic = self._record(served.report)
         draft_id, draft_error = None, None
         try:
             draft_id = await self._save(req, actor, cfg, done.text, done.reasoning,
@@ -88,11 +83,11 @@ class ScriptService:
         """Events: `text_delta`… then `usage` and exactly one `end`, whatever happens.
 
         A client disconnect cancels this generator; leaving the `async with` closes the
-        upstream request, so the vendor stops generating.
+        upstream request, so the vendor stops generating. A draft that cannot be stored
+        (the database down) is said in `end` (`draft_error`), after the script it keeps.
         """
         route = Route.of(self._active_config())
-        started = time.perf_counter()
-        text: list[str] = []
+        pieces: list[str] = []
         reasoning: list[str] = []
         usage: dict[str, int | None] = Usage().to_dict()
         finish: Finish | None = None
@@ -105,7 +100,7 @@ class ScriptService:
             async with upstream as st:
                 async for event in st:
                     if isinstance(event, TextDelta):
-                        text.append(event.text)
+                        pieces.append(event.text)
                         yield StreamEvent("text_delta", {"text": event.text})
                     elif isinstance(event, ReasoningDelta):
                         reasoning.append(event.text)
@@ -114,28 +109,19 @@ class ScriptService:
                     elif isinstance(event, Finish):
                         finish = event
         except LLMCallError as exc:
-            diagnostic = self._record(upstream.config, exc.diagnostic, started, usage=usage,
-                                      ttft_ms=_ms(upstream.ttft_ms), vendor=upstream.dialect,
-                                      endpoint=upstream.endpoint, attempts=upstream.attempts)
-            d = diagnostic or exc.diagnostic
+            d = self._record(upstream.report(exc.diagnostic)) or exc.diagnostic
             end |= {"reason": "timeout" if d.code in TIMEOUT_CODES else "error",
                     "error": {"code": d.code, "message": d.message_in(locale)},
                     "diagnostic": d.to_dict(locale)}
         except BaseException:
             # Disconnect (cancellation) or a bug: log it, then let it propagate; a
             # disconnected client cannot receive an `end` anyway.
-            self._record(upstream.config, Diagnostic.make("cancelled", self._locale), started,
-                         usage=usage, ttft_ms=_ms(upstream.ttft_ms), vendor=upstream.dialect,
-                         endpoint=upstream.endpoint, attempts=upstream.attempts)
+            self._record(upstream.report(Diagnostic.make("cancelled", self._locale)))
             raise
         else:
             cfg = upstream.config
-            diagnostic = self._record(cfg, finish.diagnostic if finish else None, started,
-                                      usage=usage, finish_reason=finish.reason if finish else None,
-                                      max_tokens=upstream.max_tokens, ttft_ms=_ms(upstream.ttft_ms),
-                                      vendor=upstream.dialect, endpoint=upstream.endpoint,
-                                      attempts=upstream.attempts)
-            script = "".join(text)
+            diagnostic = self._record(upstream.report(finish.diagnostic if finish else None))
+            script = "".join(pieces)
             if diagnostic is not None:
                 end |= {"reason": "truncated" if script else "error",
                         "error": {"code": diagnostic.code,
@@ -147,6 +133,7 @@ class ScriptService:
                         req, actor, cfg, script, "".join(reasoning),
                         complete=diagnostic is None, usage=usage, model=cfg.model)
                 except Exception:  # the script was streamed; a failed save must not lose `end`
+                    log.exception("script draft could not be saved")
                     end["draft_error"] = text("draft_not_saved", locale)
         yield StreamEvent("usage", usage)
         yield StreamEvent("end", end)
@@ -161,6 +148,5 @@ class ScriptService:
             reasoning=reasoning or None, status="complete" if complete else "truncated",
             model=model, config_id=cfg.id, **usage)
 
-    def _record(self, cfg: LLMConfig, diagnostic: Diagnostic | None, started: float,
-                **fields: Any) -> Diagnostic | None:
-        return record_call(self._recorder, "script", cfg, diagnostic, started=started, **fields)
+    def _record(self, report: CallReport) -> Diagnostic | None:
+        return record_call(self._recorder, report, "script")
