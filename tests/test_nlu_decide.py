@@ -175,6 +175,24 @@ async def test_intent_not_offered_is_schema_mismatch_never_passed_through(app_fo
     assert len(await emulator.requests(model)) == 2  # one per decision: not retried
 
 
+async def test_slots_only_node_falls_back_with_no_intent(app_for, emulator) -> None:
+    # A node that offers no intents says nothing about intents when its model fails: the
+    # fallback answers `intent` null (the slots null), never the fallback name as an intent.
+    model = emulator.unique_model("qwen2.5-7b")
+    await emulator.script(model, {"status": 400})
+    async with app_for(model) as client:
+        r, _ = await decide(client, intents=[], fallback_intent="retry_node")
+        assert r.status_code == 200, r.text
+        got = r.json()
+        assert (got["intent"], got["fallback"], got["slots"]) == (None, True, {"time": None})
+        assert got["diagnostic"]["code"] == "upstream_error"
+        # Bounded as an intent name is: it would be answered and stored.
+        r, _ = await decide(client, intents=[], fallback_intent="x" * 5000)
+        assert r.status_code == 422
+        assert [f["field"] for f in r.json()["error"]["fields"]] == ["fallback_intent"]
+    assert len(await emulator.requests(model)) == 1  # the 422 sent nothing
+
+
 async def test_upstream_timeout_shorter_than_deadline_is_timeout_504(app_for, emulator) -> None:
     model = emulator.unique_model("qwen2.5-7b")
     await emulator.script(model, {"hang": True})

@@ -106,7 +106,8 @@ class NluService:
         latency_ms = _ms_since(started)
         answered = served.config if served is not None else call.where()[0]
         decision = None if req.fallback_intent is None else Decision(
-            intent=req.fallback_intent, confidence=None, slots={s.name: None for s in req.slots},
+            # A slots-only node offered no intent: its fallback answers none either.
+            intent=req.fallback_intent if req.intents else None, confidence=None, slots={s.name: None for s in req.slots},
             fallback=True, model=answered.model, latency_ms=latency_ms, diagnostic=None)
         inputs = _inputs(req, decision, failure.code) if keep and decision is not None else None
         diagnostic = self._record(req, call.attempts, started, served, failure, call=call,
