@@ -8,7 +8,7 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from callout_server.logs import LOG_FORMATS, log_config
+from callout_server.logs import LOG_FORMATS, LOG_LEVELS, log_config
 
 if TYPE_CHECKING:
     from callout_server.config.settings import Settings
@@ -31,7 +31,8 @@ def _serve(args: argparse.Namespace) -> None:
         os.environ["CALLOUT_CONFIG"] = os.path.abspath(args.config)
     server = settings.server
     level = args.log_level or server.log_level
-    logging_config = log_config(args.log_format or server.log_format, level)
+    loggers = server.log_levels | dict(args.logger or ())
+    logging_config = log_config(args.log_format or server.log_format, level, loggers)
     logging.config.dictConfig(logging_config)
     trusted = server.forwarded_allow_ips if args.forwarded_allow_ips is None \
         else args.forwarded_allow_ips
@@ -58,7 +59,8 @@ def _migrate(args: argparse.Namespace) -> None:
     from callout_server.db.migrate import upgrade_to_head
 
     settings = _settings(args)
-    logging.config.dictConfig(log_config(settings.server.log_format, settings.server.log_level))
+    server = settings.server
+    logging.config.dictConfig(log_config(server.log_format, server.log_level, server.log_levels))
     upgrade_to_head(settings.database.effective_url)
     print("database schema is at head")
 
@@ -68,6 +70,15 @@ def _emulator(args: argparse.Namespace) -> None:
 
     logging.config.dictConfig(log_config())
     emulator_main(["--host", args.host, "--port", str(args.port)])
+
+
+def _logger_level(value: str) -> tuple[str, str]:
+    name, eq, level = value.partition("=")
+    level = level.strip().lower()
+    if not eq or not name.strip() or level not in LOG_LEVELS:
+        raise argparse.ArgumentTypeError(
+            f"expected NAME=LEVEL with LEVEL one of {', '.join(LOG_LEVELS)}: {value!r}")
+    return name.strip(), level
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -96,9 +107,15 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--log-format", choices=LOG_FORMATS,
                        help="text lines, or one JSON object per line (default: [server] "
                             "log_format or $CALLOUT_LOG_FORMAT, text)")
-    serve.add_argument("--log-level", choices=("debug", "info", "warning", "error"),
+    serve.add_argument("--log-level", choices=LOG_LEVELS,
                        help="lowest level logged (default: [server] log_level or "
                             "$CALLOUT_LOG_LEVEL, info)")
+    serve.add_argument("--logger", metavar="NAME=LEVEL", action="append", type=_logger_level,
+                       help="the level of one logger by name, repeatable; the only way the "
+                            "database and HTTP drivers (sqlalchemy, aiosqlite, asyncpg, httpx, "
+                            "httpcore) log below INFO, whatever --log-level says: e.g. "
+                            "--logger sqlalchemy.engine=info logs SQL statements with their "
+                            "parameters (default: [server] log_levels or $CALLOUT_LOG_LEVELS)")
     serve.set_defaults(func=_serve)
 
     migrate = sub.add_parser("migrate", parents=[with_config],

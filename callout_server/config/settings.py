@@ -49,6 +49,17 @@ def interpolate(value: Any, env: dict[str, str] | None = None) -> Any:
     return value
 
 
+def parse_logger_levels(text: str) -> dict[str, str]:
+    """`"name=level,name=level"` (the environment's and the command line's spelling)."""
+    levels: dict[str, str] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        name, eq, level = item.partition("=")
+        if not eq or not name.strip():
+            raise invalid("logger_level_pair")
+        levels[name.strip()] = level.strip().lower()
+    return levels
+
+
 class _Section(BaseModel):
     # Error messages name the key, never its value: settings hold keys, tokens, passwords.
     model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)
@@ -68,6 +79,16 @@ class ServerSettings(_Section):
     forwarded_allow_ips: str = ""
     log_format: Literal["text", "json"] = "text"  # json: one JSON object per log line
     access_log: bool = False  # a line per request (uvicorn's); off: it costs the hot path
+    # Levels by logger name (`{"sqlalchemy.engine" = "info"}`): the only way the database and
+    # HTTP drivers log below their floors (logs.DRIVER_LOGGERS), whatever `log_level` says.
+    # From the environment: CALLOUT_LOG_LEVELS="sqlalchemy.engine=info,httpx=debug".
+    log_levels: dict[str, Literal["debug", "info", "warning", "error"]] = Field(
+        default_factory=dict)
+
+    @field_validator("log_levels", mode="before")
+    @classmethod
+    def _levels_from_text(cls, v: Any) -> Any:
+        return parse_logger_levels(v) if isinstance(v, str) else v
 
     def body_limit(self, path: str) -> int:
         return self.nlu_max_body_bytes if path.startswith("/api/nlu/") else self.max_body_bytes
@@ -243,6 +264,7 @@ ENV_OVERRIDES: dict[str, tuple[str, str]] = {
     "CALLOUT_LOG_FORMAT": ("server", "log_format"),
     "CALLOUT_ACCESS_LOG": ("server", "access_log"),
     "CALLOUT_LOG_LEVEL": ("server", "log_level"),
+    "CALLOUT_LOG_LEVELS": ("server", "log_levels"),
     "CALLOUT_AUDIT_RETENTION_DAYS": ("audit", "retention_days"),
 }
 

@@ -150,6 +150,9 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "fallback_ids_in_file": ("fallback_ids 指向已存储的配置：请在控制台（或管理接口）的配置上设置",
                              "fallback_ids name stored configurations: set them on a "
                              "configuration in the console (or the admin API)"),
+    "logger_level_pair": ("应写作 名称=级别，用逗号分隔（例如 `sqlalchemy.engine=info`）",
+                          "expected name=level pairs, comma-separated "
+                          "(e.g. sqlalchemy.engine=info)"),
     "fallback_twice": ("同一个配置出现了两次", "names a configuration twice"),
     "fallback_self": ("配置不能回退到自己", "a configuration cannot fall back to itself"),
     "fallback_unknown": ("没有模型配置 {config_id}", "no model configuration {config_id}"),
