@@ -93,7 +93,8 @@ class Services:
         self.db = Database(s.database.effective_url, pool_size=s.database.pool_size,
                            connect_timeout_s=s.database.connect_timeout_s)
         self._stoppers.append(self.db.dispose)
-        self.llm = self._provide(LLMClient(locale=s.server.locale), self._stop_llm)
+        self.llm = self._provide(LLMClient(locale=s.server.locale, pools=s.limits.pools()),
+                                 self._stop_llm)
         # Replicas, failover, hedging and endpoint health: in memory, per worker.
         self.upstreams = self._provide(Upstreams(self.llm))
         await self._start_config()

@@ -20,6 +20,7 @@ EXPECTED = {
     "LLMConfig",
     "LLMRequest",
     "LLMStream",
+    "PoolLimits",
     "ReasoningDelta",
     "TextDelta",
     "ToolCall",

@@ -27,6 +27,7 @@ from callout_server.config.schemas import (
 )
 from callout_server.config.vendors import check_vendor
 from callout_server.i18n import invalid
+from callout_server.llm import PoolLimits
 from callout_server.llm.config import LLMConfig
 from callout_server.llm.credentials import check_api_key, check_no_url_credentials
 
@@ -175,6 +176,48 @@ class LLMSections(_Section):
     script: LLMSection
 
 
+class TierLimits(_Section):
+    """`[limits.<tier>]`: the tier's own connection pool to its upstreams, per worker."""
+
+    # Upstream connections this worker keeps for the tier at most; a call beyond them waits
+    # for one inside its own time limits. Separate per tier: a chat burst never takes NLU's.
+    max_connections: int = Field(ge=1, le=65_536)
+    # The largest answer read (a body streamed or not, the test connection's included):
+    # an upstream sending more is cut off unread with `response_too_large`.
+    max_response_bytes: int = Field(ge=64 * 1024, le=1024 * 1024 * 1024)
+
+    def pool(self) -> PoolLimits:
+        return PoolLimits(self.max_connections, self.max_response_bytes)
+
+
+# A decision is a few hundred bytes (with reasoning a few KB); a streamed chat reply costs
+# ~200 bytes of framing a token; a script of max_tokens 200,000 with reasoning, streamed,
+# ~50 MB. The pools: one worker serves ~1,800 decisions/s (bench/README.md) and streams
+# ~500 chat turns at 25 tokens/s on one core (77 us a delta); script calls are rare.
+class NluLimits(TierLimits):
+    max_connections: int = Field(512, ge=1, le=65_536)
+    max_response_bytes: int = Field(1024 * 1024, ge=64 * 1024, le=1024 * 1024 * 1024)
+
+
+class ChatLimits(TierLimits):
+    max_connections: int = Field(1024, ge=1, le=65_536)
+    max_response_bytes: int = Field(8 * 1024 * 1024, ge=64 * 1024, le=1024 * 1024 * 1024)
+
+
+class ScriptLimits(TierLimits):
+    max_connections: int = Field(64, ge=1, le=65_536)
+    max_response_bytes: int = Field(64 * 1024 * 1024, ge=64 * 1024, le=1024 * 1024 * 1024)
+
+
+class LimitsSettings(_Section):
+    nlu: NluLimits = Field(default_factory=NluLimits)
+    chat: ChatLimits = Field(default_factory=ChatLimits)
+    script: ScriptLimits = Field(default_factory=ScriptLimits)
+
+    def pools(self) -> dict[str, PoolLimits]:
+        return {tier: getattr(self, tier).pool() for tier in TIERS}
+
+
 class ChatSettings(_Section):
     batch_sentences: int = Field(3, ge=1, le=10)
     first_clause_min_chars: int = Field(10, ge=1)
@@ -225,6 +268,7 @@ class Settings(_Section):
     redis: RedisSettings = Field(default_factory=RedisSettings)
     auth: AuthSettings = Field(default_factory=AuthSettings)
     llm: LLMSections
+    limits: LimitsSettings = Field(default_factory=LimitsSettings)
     chat: ChatSettings = Field(default_factory=ChatSettings)
     diagnostics: DiagnosticsSettings = Field(default_factory=DiagnosticsSettings)
     audit: AuditSettings = Field(default_factory=AuditSettings)

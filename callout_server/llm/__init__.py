@@ -25,6 +25,7 @@ from callout_server.llm.events import Event, Finish, ReasoningDelta, TextDelta, 
 from callout_server.llm.request import LLMRequest
 from callout_server.llm.stream import LLMStream
 from callout_server.llm.thinking import effective_thinking
+from callout_server.llm.transport import PoolLimits
 
 if TYPE_CHECKING:
     from callout_server.llm.json_extract import JSONExtractionError, extract_json_object
@@ -62,6 +63,7 @@ __all__ = [
     "LLMConfig",
     "LLMRequest",
     "LLMStream",
+    "PoolLimits",
     "ReasoningDelta",
     "TextDelta",
     "ToolCall",

@@ -27,6 +27,7 @@ Code = Literal[
     "deadline_exceeded",
     "upstream_error",
     "connect_error",
+    "response_too_large",
     "cancelled",
 ]
 CODES: tuple[str, ...] = Code.__args__  # type: ignore[attr-defined]
@@ -112,6 +113,15 @@ _TEXT: dict[str, tuple[str, str, str, str]] = {
         "Could not connect to the inference server",
         "Check base_url, the network, and that the inference server is running",
     ),
+    "response_too_large": (
+        "推理服务的响应超过大小上限，已停止读取并断开连接",
+        "检查 max_tokens 与推理服务的输出是否失控；回答确实这么大时，调大该层级的 [limits] "
+        "max_response_bytes",
+        "The inference server's answer passed the size limit: reading stopped and the "
+        "connection was closed",
+        "Check max_tokens and whether the server's output runs away; if answers really are "
+        "this large, raise the tier's [limits] max_response_bytes",
+    ),
     "cancelled": (
         "调用已被取消",
         "无需处理：客户插话或会话结束",
@@ -164,6 +174,7 @@ REASONS: dict[str, tuple[str, str]] = {
     "connection_lost": ("连接中断", "connection lost"),
     "closed_before_end": ("流结束前连接被服务端关闭",
                           "connection closed by the server before the stream finished"),
+    "response_limit": ("超过 {limit} 字节", "more than {limit} bytes"),
     "malformed_body": ("响应体格式错误（{bytes} 字节，不是 JSON 对象）",
                        "malformed response body ({bytes} bytes, not a JSON object)"),
     "malformed_chunk": ("第 {index} 个流数据块格式错误（{chars} 个字符，事件 '{event}'）",

@@ -6,8 +6,8 @@
 
 A stream either ends with exactly one `Finish` (carrying a diagnostic when no usable answer
 came, or the answer was cut; `Finish.usable` says which), or raises `LLMCallError` (transport
-failure, HTTP error, timeout, malformed chunk, disconnect, in-band vendor error) and yields
-nothing more. The answer is collected and classified by `Answer` (answer.py), as `complete()`
+failure, HTTP error, timeout, malformed chunk, disconnect, in-band vendor error, a body past
+its pool's `max_response_bytes`) and yields nothing more. The answer is collected and classified by `Answer` (answer.py), as `complete()`
 does, when the consumer receives each event.
 
 Time limits, all measured on the loop clock from the moment the request is sent:
@@ -42,12 +42,14 @@ from callout_server.llm.errors import LLMCallError
 from callout_server.llm.events import Event, Finish, ToolCall, Usage
 from callout_server.llm.sse import SSEEvent, SSEParser
 from callout_server.llm.transport import (
+    ERROR_BODY_LIMIT,
     TRANSPORT_ERRORS,
     call_error,
     inband_error,
     refused_error,
     request_headers,
     status_error,
+    too_large_error,
     transport_error,
     unsendable_error,
 )
@@ -56,9 +58,6 @@ if TYPE_CHECKING:
     from callout_server.llm.config import LLMConfig
     from callout_server.llm.request_body import BuiltRequest
 
-_ERROR_BODY_LIMIT = 64 * 1024
-
-
 class LLMStream:
     """Async iterator and async context manager over one streamed call's events."""
 
@@ -66,6 +65,7 @@ class LLMStream:
         self,
         *,
         http: httpx.AsyncClient,
+        max_response_bytes: int,
         cfg: LLMConfig,
         built: BuiltRequest,
         locale: Locale,
@@ -75,6 +75,8 @@ class LLMStream:
         connect_timeout_s: float,
     ) -> None:
         self._http = http
+        self._max_bytes = max_response_bytes
+        self._received = 0  # body bytes read so far
         self._url = built.url
         self._body = built.body
         self._key = cfg.api_key  # used for the header and for scrubbing; never shown
@@ -248,7 +250,7 @@ class LLMStream:
                     body = b""
                     async for chunk in response.aiter_bytes():
                         body += chunk
-                        if len(body) >= _ERROR_BODY_LIMIT:
+                        if len(body) >= ERROR_BODY_LIMIT:
                             break
                     raise status_error(
                         response.status_code,
@@ -292,6 +294,10 @@ class LLMStream:
             if chunk is None:
                 self._on_eof()
                 return
+            self._received += len(chunk)
+            if self._received > self._max_bytes:  # raised: `__anext__` closes the response
+                raise too_large_error(self._max_bytes, self._locale, self._key, status=200,
+                                      max_tokens=self.max_tokens)
             now = loop.time()
             for event in self._parser.feed(chunk):
                 self._on_sse(event, now)

@@ -14,6 +14,7 @@ the stream object enforce them with the event loop's clock.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
@@ -34,6 +35,11 @@ from callout_server.llm.errors import LLMCallError
 from callout_server.llm.masking import scrub
 
 MAX_CONNECTIONS = 512
+# The largest answer read by default: an upstream that sends more is cut off unread
+# (`response_too_large`), so a runaway or hostile server cannot fill the worker's memory.
+MAX_RESPONSE_BYTES = 8 * 1024 * 1024
+# What is kept of an error body (HTTP status >= 400): its excerpt is all a diagnostic shows.
+ERROR_BODY_LIMIT = 64 * 1024
 KEEPALIVE_EXPIRY_S = 30.0
 CONNECT_TIMEOUT_S = 5.0
 # Longest detail a diagnostic carries; an upstream's own words (error body, in-band error)
@@ -43,6 +49,16 @@ EXCERPT_LIMIT = 200
 # Text beyond this is dropped before scrubbing (cost bound). Safe: each masked run shrinks
 # the text by at most 60 %, so nothing past the window can reach the first _DETAIL_LIMIT.
 _SCRUB_WINDOW = 8192
+
+
+@dataclass(frozen=True, slots=True)
+class PoolLimits:
+    """One connection pool of the client: how many upstream connections it may hold at once
+    (a call beyond that waits for one, within its own time limits), and the largest answer
+    it reads, streamed or not."""
+
+    max_connections: int = MAX_CONNECTIONS
+    max_response_bytes: int = MAX_RESPONSE_BYTES
 
 
 def make_transport(
@@ -86,6 +102,39 @@ def make_plain_http_client(*, max_connections: int = MAX_CONNECTIONS) -> httpx.A
         ),
         timeout=httpx.Timeout(None, connect=CONNECT_TIMEOUT_S),
     )
+
+
+async def read_bounded(response: aiohttp.ClientResponse, limit: int) -> tuple[bytes, bool]:
+    """(body, complete): the whole body, or its first `limit` bytes and False when it is
+    longer, in which case the connection is closed without reading the rest.
+
+    A declared length over the limit is refused before a byte is read; a body without one
+    (chunked) or compressed (the declared length is not what it expands to) is counted as
+    it arrives. A declared, uncompressed length within the limit is read at once: the hot
+    path's answers pay nothing for the bound.
+    """
+    declared = response.content_length
+    if declared is not None and declared > limit:
+        response.close()
+        return b"", False
+    if declared is not None and not response.headers.get("content-encoding"):
+        return await response.read(), True
+    parts: list[bytes] = []
+    size = 0
+    async for chunk in response.content.iter_any():
+        size += len(chunk)
+        if size > limit:
+            parts.append(chunk[: len(chunk) - (size - limit)])
+            response.close()
+            return b"".join(parts), False
+        parts.append(chunk)
+    return b"".join(parts), True
+
+
+def too_large_error(limit: int, locale: Locale, secret: str, **fields: Any) -> LLMCallError:
+    """The upstream's answer passed the pool's `max_response_bytes`: cut off, never buffered."""
+    return call_error("response_too_large", locale, secret, reason="response_limit",
+                      args={"limit": limit}, **fields)
 
 
 def vendor_error_message(body: bytes) -> str:
@@ -161,15 +210,15 @@ def describe_transport_error(exc: BaseException) -> tuple[str, str | None, str]:
 def request_headers(api_key: str, *, stream: bool) -> dict[str, str]:
     """Headers for one call. `Authorization` only when a key is set (local servers have none).
 
-    Streams ask for `identity` encoding: a compressed SSE body is buffered by some proxies
-    and servers, which defeats time-to-first-token.
+    Both ask for `identity` encoding: a compressed SSE body is buffered by some proxies and
+    servers, which defeats time-to-first-token, and a compressed answer's declared length
+    says nothing of what it expands to (the size bound counts what it reads).
     """
     headers = {
         "content-type": "application/json",
         "accept": "text/event-stream" if stream else "application/json",
+        "accept-encoding": "identity",
     }
-    if stream:
-        headers["accept-encoding"] = "identity"
     if api_key:
         headers["authorization"] = f"Bearer {api_key}"
     return headers
