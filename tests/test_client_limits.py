@@ -172,3 +172,39 @@ async def test_a_burst_on_one_tier_leaves_the_other_its_connections(
         gate.set()
         await asyncio.gather(*burst, return_exceptions=True)
     assert client.limits(cfg(upstream, tier="chat")).max_connections == 2
+
+
+async def test_a_stream_line_without_its_newline_is_cut_at_the_line_bound(
+        upstream: Upstream) -> None:
+    from callout_server.llm.sse import MAX_LINE_BYTES
+
+    # A body cap far above the line bound: the line bound (4 MB) fires first.
+    client = LLMClient(pools={"chat": PoolLimits(max_response_bytes=HUGE * 2)})
+    flood = upstream.reply = Flood(content_type="text/event-stream", head=b"data: ",
+                                   filler=b"x")
+    loop = asyncio.get_running_loop()
+    lag = 0.0
+
+    async def ticker() -> None:  # what every other call on this worker would feel
+        nonlocal lag
+        while True:
+            before = loop.time()
+            await asyncio.sleep(0.005)
+            lag = max(lag, loop.time() - before - 0.005)
+
+    ticking = asyncio.ensure_future(ticker())
+    try:
+        with pytest.raises(LLMCallError) as info:
+            async with client.stream(cfg(upstream, tier="chat"), REQ) as stream:
+                async for _ in stream:
+                    pass
+    finally:
+        ticking.cancel()
+        await client.aclose()
+    d = info.value.diagnostic
+    assert (d.code, d.reason, dict(d.args or {})) == (
+        "response_too_large", "line_limit", {"limit": MAX_LINE_BYTES})
+    assert "line longer than" in d.message_in("en")
+    await asyncio.wait_for(flood.cut.wait(), WAIT_S)
+    assert_cut_early(flood)
+    assert lag < 0.5, lag  # the pending line cost no long stall (it cost seconds)

@@ -8,12 +8,16 @@ In order, each refusal answered in the contract's error envelope without reading
     3. /api/* except login/logout without valid credentials  -> 401 / 403 (CSRF)
     4. a streamed (chunked) body that grows past the limit   -> 413 while it is read
 
+Before any of it, the moment the request arrived is noted (`received_at`): a route with a
+deadline counts it from there, not from when its handler got to run.
+
 Authentication happens here, once, so an anonymous caller can make the server read nothing;
 the principal is left in the request state, where the route's dependencies find it.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable
 from urllib.parse import parse_qsl
 
@@ -25,6 +29,8 @@ from callout_server.api.errors import MessageHTTPException, error_headers, valid
 from callout_server.api.language import negotiate_request
 from callout_server.errors import ApiError
 from callout_server.i18n import Locale, enter, leave, msg, text
+
+RECEIVED_AT = "received_at"
 
 # Routes that take credentials in their body, or need none.
 PUBLIC_API_PATHS = frozenset({"/api/auth/login", "/api/auth/logout"})
@@ -48,6 +54,9 @@ class EdgeMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        # When the request reached the app: a caller's time budget (`deadline_ms`) is spent
+        # from here, also while its body arrives and while the loop is busy with others.
+        scope.setdefault("state", {})[RECEIVED_AT] = time.perf_counter()
         # 0. the caller's language (Accept-Language, else [server] locale), for everything below
         locale = negotiate_request(scope, self.default_locale)
         token = enter(locale)
@@ -79,6 +88,12 @@ class EdgeMiddleware:
                                    headers=error_headers(exc))(scope, receive, send)
                 return
         await self.app(scope, _counting(receive, limit), send)
+
+
+async def received_at(request: Request) -> float | None:
+    """A route dependency: `time.perf_counter()` when the request reached the edge (None
+    outside the app). async: a plain `def` dependency runs in a worker thread."""
+    return request.scope.get("state", {}).get(RECEIVED_AT)  # type: ignore[no-any-return]
 
 
 def _vary_language(send: Send) -> Send:

@@ -175,6 +175,7 @@ REASONS: dict[str, tuple[str, str]] = {
     "closed_before_end": ("流结束前连接被服务端关闭",
                           "connection closed by the server before the stream finished"),
     "response_limit": ("超过 {limit} 字节", "more than {limit} bytes"),
+    "line_limit": ("事件流的一行超过 {limit} 字节", "an event-stream line longer than {limit} bytes"),
     "malformed_body": ("响应体格式错误（{bytes} 字节，不是 JSON 对象）",
                        "malformed response body ({bytes} bytes, not a JSON object)"),
     "malformed_chunk": ("第 {index} 个流数据块格式错误（{chars} 个字符，事件 '{event}'）",

@@ -40,7 +40,7 @@ from callout_server.llm.answer import Answer
 from callout_server.llm.diagnostics import Diagnostic, Locale
 from callout_server.llm.errors import LLMCallError
 from callout_server.llm.events import Event, Finish, ToolCall, Usage
-from callout_server.llm.sse import SSEEvent, SSEParser
+from callout_server.llm.sse import MAX_LINE_BYTES, SSEEvent, SSELineTooLong, SSEParser
 from callout_server.llm.transport import (
     ERROR_BODY_LIMIT,
     TRANSPORT_ERRORS,
@@ -87,7 +87,7 @@ class LLMStream:
         self._connect_s = min(connect_timeout_s, total_timeout_s)
         self._ends_on_finish = cfg.api_style == "responses"  # no [DONE] in that style
         self._adapter = make_adapter(cfg.api_style, cfg.model, built.row)
-        self._parser = SSEParser()
+        self._parser = SSEParser(max_line_bytes=min(max_response_bytes, MAX_LINE_BYTES))
         self._queue: deque[Event] = deque()
         self._response: httpx.Response | None = None
         self._chunks: AsyncIterator[bytes] | None = None
@@ -299,7 +299,11 @@ class LLMStream:
                 raise too_large_error(self._max_bytes, self._locale, self._key, status=200,
                                       max_tokens=self.max_tokens)
             now = loop.time()
-            for event in self._parser.feed(chunk):
+            try:
+                events = self._parser.feed(chunk)
+            except SSELineTooLong as exc:
+                raise self._line_too_long(exc) from exc
+            for event in events:
                 self._on_sse(event, now)
                 if self._done:
                     return
@@ -333,8 +337,16 @@ class LLMStream:
                           args={"index": self._parser.events, "chars": len(event.data),
                                 "event": event.event[:40]})
 
+    def _line_too_long(self, exc: SSELineTooLong) -> LLMCallError:
+        return self._fail("response_too_large", status=200, reason="line_limit",
+                          args={"limit": exc.limit})
+
     def _on_eof(self) -> None:
-        for event in self._parser.close():
+        try:
+            events = self._parser.close()
+        except SSELineTooLong as exc:
+            raise self._line_too_long(exc) from exc
+        for event in events:
             self._on_sse(event, asyncio.get_running_loop().time())
             if self._done:
                 return

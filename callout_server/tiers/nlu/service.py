@@ -53,8 +53,10 @@ class NluService:
         self._recorder = recorder
         self._locale = locale
 
-    async def decide(self, req: DecideRequest) -> Decision:
-        outcome = await self._decide(req, Route.of(self._active_config()), "live")
+    async def decide(self, req: DecideRequest, *, received_at: float | None = None) -> Decision:
+        """`received_at`: `time.perf_counter()` when the request arrived; `deadline_ms` counts
+        from there (a request that waited past it gets no model call)."""
+        outcome = await self._decide(req, Route.of(self._active_config()), "live", received_at)
         if outcome.decision is None:
             assert outcome.diagnostic is not None
             raise ModelCallFailed(outcome.diagnostic)
@@ -70,20 +72,26 @@ class NluService:
         """
         return await self._decide(req, Route.of(cfg), "evaluation")
 
-    async def _decide(self, req: DecideRequest, route: Route, source: str) -> Outcome:
+    async def _decide(self, req: DecideRequest, route: Route, source: str,
+                      received_at: float | None = None) -> Outcome:
         cfg = route.primary
-        started = time.perf_counter()
+        started = received_at or time.perf_counter()
         deadline_s = (req.deadline_ms / 1000) if req.deadline_ms else cfg.timeout_s
+        left_s = deadline_s - (time.perf_counter() - started)
         llm_req = llm_request(req)
         keep = source == "live" and self._recorder is not None and self._recorder.keeps_nlu_inputs
-        call = self._upstreams.call(route, deadline_s=deadline_s)
+        call = self._upstreams.call(route, deadline_s=left_s)
         served: Served[Completion] | None = None
         tokens = _Tokens()
         try:
-            async with asyncio.timeout(deadline_s):
+            if left_s <= 0:  # spent before it got here: no endpoint is blamed for it
+                raise TimeoutError
+            async with asyncio.timeout(left_s):
                 served = await call.complete(llm_req)
             tokens.add(served.value.usage)
             intent, confidence, slots = self._read(req, served.value)
+            if time.perf_counter() - started > deadline_s:  # never a model answer too late
+                raise TimeoutError
         except TimeoutError:
             failure = Diagnostic.make(
                 "deadline_exceeded", self._locale, reason="deadline",
