@@ -22,6 +22,8 @@ EXPECTED = {
     "LLMStream",
     "PoolLimits",
     "ReasoningDelta",
+    "Refusal",
+    "TargetPolicy",
     "TextDelta",
     "ToolCall",
     "Usage",

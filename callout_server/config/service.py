@@ -49,10 +49,12 @@ from callout_server.config.snapshot import (
     ConfigStore,
     row_to_config,
 )
+from callout_server.config.targets import refuse_targets
 from callout_server.db.base import utcnow
 from callout_server.db.engine import Database, is_db_unavailable
 from callout_server.errors import ApiError
 from callout_server.i18n import current, msg, text
+from callout_server.llm import TargetPolicy
 from callout_server.llm.config import LLMConfig
 from callout_server.llm.credentials import same_origin
 from callout_server.llm.masking import MASK, mask_api_key, mask_url
@@ -80,7 +82,9 @@ class ConfigEvents(Protocol):
 
 class ConfigService:
     def __init__(self, db: Database, secrets: SecretBox, store: ConfigStore,
-                 events: ConfigEvents, *, write_timeout_s: float = 10.0) -> None:
+                 events: ConfigEvents, *, write_timeout_s: float = 10.0,
+                 targets: TargetPolicy | None = None) -> None:
+        self.targets = targets or TargetPolicy()
         self.db = db
         self.secrets = secrets
         self.store = store
@@ -191,6 +195,7 @@ class ConfigService:
 
     # -- writes ------------------------------------------------------------------------
     async def create(self, body: LLMConfigCreate, actor: Actor) -> LLMConfigOut:
+        await refuse_targets(self.targets, body.base_url, body.endpoints)
         async with self._write() as (repo, generation):
             if await repo.name_taken(body.tier, body.name):
                 raise NameConflict(body.tier, body.name)
@@ -217,6 +222,7 @@ class ConfigService:
         sent = body.changes()
         if "endpoints" in sent:
             sent["endpoints"] = endpoint_dicts(sent["endpoints"])
+        await refuse_targets(self.targets, sent.get("base_url"), sent.get("endpoints"))
         async with self._write() as (repo, generation):
             row = await self._require(repo, config_id, for_update=True)
             if row.version != body.version:

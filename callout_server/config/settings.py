@@ -27,7 +27,7 @@ from callout_server.config.schemas import (
 )
 from callout_server.config.vendors import check_vendor
 from callout_server.i18n import invalid
-from callout_server.llm import PoolLimits
+from callout_server.llm import PoolLimits, TargetPolicy
 from callout_server.llm.config import LLMConfig
 from callout_server.llm.credentials import check_api_key, check_no_url_credentials
 
@@ -78,6 +78,10 @@ class ServerSettings(_Section):
     # --forwarded-allow-ips): "" trusts none, so a client cannot pick its own address
     # (the login throttle counts per address). Comma-separated IPs/CIDRs, or "*".
     forwarded_allow_ips: str = ""
+    # Configurations may point at cloud-metadata and link-local addresses (169.254.0.0/16,
+    # fe80::/10, 100.100.100.200, fd00:ec2::254, metadata.google.internal ...): only a lab
+    # that serves a model there needs it (llm/targets.py).
+    allow_metadata_upstreams: bool = False
     log_format: Literal["text", "json"] = "text"  # json: one JSON object per log line
     access_log: bool = False  # a line per request (uvicorn's); off: it costs the hot path
     # Levels by logger name (`{"sqlalchemy.engine" = "info"}`): the only way the database and
@@ -283,6 +287,24 @@ class Settings(_Section):
             raise invalid("llm_section_missing", tier=missing[0])
         return v
 
+    @model_validator(mode="after")
+    def _no_metadata_targets(self) -> Settings:
+        policy = self.targets
+        for tier in TIERS:
+            section: LLMSection = getattr(self.llm, tier)
+            urls = [("base_url", section.base_url)] + [
+                (f"endpoints.{i}.base_url", ep.base_url) for i, ep in enumerate(section.endpoints)]
+            for key, url in urls:
+                refusal = policy.literal(url)
+                if refusal is not None:  # names are judged when they are resolved, per call
+                    raise invalid("url_blocked_target_in_file", key=f"llm.{tier}.{key}",
+                                  address=refusal.address)
+        return self
+
+    @property
+    def targets(self) -> TargetPolicy:
+        return TargetPolicy(allow_metadata=self.server.allow_metadata_upstreams)
+
     @cached_property
     def file_llm_configs(self) -> dict[Tier, LLMConfig]:
         return {t: getattr(self.llm, t).to_config(t) for t in TIERS}
@@ -309,6 +331,7 @@ ENV_OVERRIDES: dict[str, tuple[str, str]] = {
     "CALLOUT_ACCESS_LOG": ("server", "access_log"),
     "CALLOUT_LOG_LEVEL": ("server", "log_level"),
     "CALLOUT_LOG_LEVELS": ("server", "log_levels"),
+    "CALLOUT_ALLOW_METADATA_UPSTREAMS": ("server", "allow_metadata_upstreams"),
     "CALLOUT_AUDIT_RETENTION_DAYS": ("audit", "retention_days"),
 }
 

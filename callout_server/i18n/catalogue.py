@@ -153,6 +153,16 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "logger_level_pair": ("应写作 名称=级别，用逗号分隔（例如 `sqlalchemy.engine=info`）",
                           "expected name=level pairs, comma-separated "
                           "(e.g. sqlalchemy.engine=info)"),
+    "url_blocked_target": ("指向云元数据或链路本地地址（{address}），不能作为模型服务地址（实验环境确需访问时设置 "
+                           "[server] allow_metadata_upstreams）",
+                           "points at a cloud-metadata or link-local address ({address}), which "
+                           "is never a model server (a lab that needs it sets [server] "
+                           "allow_metadata_upstreams)"),
+    "url_blocked_target_in_file": ("{key} 指向云元数据或链路本地地址（{address}），不能作为模型服务地址（实验环境确需访问时设置 "
+                                   "[server] allow_metadata_upstreams）",
+                                   "{key} points at a cloud-metadata or link-local address "
+                                   "({address}), which is never a model server (a lab that "
+                                   "needs it sets [server] allow_metadata_upstreams)"),
     "fallback_twice": ("同一个配置出现了两次", "names a configuration twice"),
     "fallback_self": ("配置不能回退到自己", "a configuration cannot fall back to itself"),
     "fallback_unknown": ("没有模型配置 {config_id}", "no model configuration {config_id}"),

@@ -24,6 +24,7 @@ from callout_server.llm.errors import LLMCallError
 from callout_server.llm.events import Event, Finish, ReasoningDelta, TextDelta, ToolCall, Usage
 from callout_server.llm.request import LLMRequest
 from callout_server.llm.stream import LLMStream
+from callout_server.llm.targets import Refusal, TargetPolicy
 from callout_server.llm.thinking import effective_thinking
 from callout_server.llm.transport import PoolLimits
 
@@ -65,6 +66,8 @@ __all__ = [
     "LLMStream",
     "PoolLimits",
     "ReasoningDelta",
+    "Refusal",
+    "TargetPolicy",
     "TextDelta",
     "ToolCall",
     "Usage",

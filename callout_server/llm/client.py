@@ -7,7 +7,9 @@
 
 Exceptions (errors.py): every failure is an `LLMCallError` carrying a Diagnostic —
     timeout          no (complete) answer within the call's time limits
-    connect_error    the server could not be reached
+    connect_error    the server could not be reached, or may not be: a cloud-metadata or
+                     link-local target (targets.py), by its address or by what its name
+                     resolves to at connection time
     upstream_error   HTTP error status (with `status` and the vendor's own message), an
                      in-band error object/event, a malformed body or chunk, a disconnect
     response_too_large
@@ -43,6 +45,7 @@ from callout_server.llm.events import Finish, ToolCall, Usage
 from callout_server.llm.request import LLMRequest
 from callout_server.llm.request_body import build_request
 from callout_server.llm.stream import LLMStream
+from callout_server.llm.targets import TargetPolicy
 from callout_server.llm.transport import (
     CONNECT_TIMEOUT_S,
     ERROR_BODY_LIMIT,
@@ -55,6 +58,7 @@ from callout_server.llm.transport import (
     make_transport,
     read_bounded,
     refused_error,
+    refused_target_error,
     request_headers,
     status_error,
     too_large_error,
@@ -93,9 +97,10 @@ class _Lane:
 
     __slots__ = ("http", "limits", "transport")
 
-    def __init__(self, limits: PoolLimits) -> None:
+    def __init__(self, limits: PoolLimits, targets: TargetPolicy) -> None:
         self.limits = limits
-        self.transport = make_transport(max_connections=limits.max_connections)
+        self.transport = make_transport(max_connections=limits.max_connections,
+                                        resolver=targets.resolver)
         self.http = make_http_client(transport=self.transport)
 
 
@@ -118,9 +123,12 @@ class LLMClient:
         read_timeout_s: float = READ_TIMEOUT_S,
         pools: Mapping[str, PoolLimits] | None = None,
         default_pool: PoolLimits | None = None,
+        targets: TargetPolicy | None = None,
     ) -> None:
-        self._default = _Lane(default_pool or PoolLimits())
-        self._lanes = {name: _Lane(limits) for name, limits in (pools or {}).items()}
+        self.targets = targets or TargetPolicy()
+        self._default = _Lane(default_pool or PoolLimits(), self.targets)
+        self._lanes = {name: _Lane(limits, self.targets)
+                       for name, limits in (pools or {}).items()}
         self.locale: Literal["zh", "en"] = locale
         self.connect_timeout_s = connect_timeout_s
         self.read_timeout_s = read_timeout_s
@@ -156,6 +164,9 @@ class LLMClient:
         unsendable = unsendable_error(key, built.url, locale, **numbers)
         if unsendable is not None:
             raise unsendable
+        refusal = self.targets.literal(built.url)
+        if refusal is not None:
+            raise refused_target_error(refusal, locale, key, **numbers)
         lane = self._lane(cfg)
         start = time.perf_counter()
         try:
@@ -174,7 +185,7 @@ class LLMClient:
         if content is None:
             raise too_large_error(lane.limits.max_response_bytes, locale, key, status=status,
                                   **numbers)
-        if status >= 400:
+        if status >= 300:
             raise status_error(status, content, locale, key, retry_after=retry_after, **numbers)
 
         adapter = make_adapter(cfg.api_style, cfg.model, built.row)
@@ -237,7 +248,7 @@ class LLMClient:
         async with session.post(url, data=body, headers=headers, timeout=timeout,
                                 allow_redirects=False) as response:
             status = response.status
-            if status >= 400:
+            if status >= 300:
                 content, _ = await read_bounded(response, ERROR_BODY_LIMIT)
                 return status, content, response.headers.get("retry-after")
             content, whole = await read_bounded(response, lane.limits.max_response_bytes)
@@ -264,6 +275,7 @@ class LLMClient:
         lane = self._lane(cfg)
         return LLMStream(
             http=lane.http,
+            targets=self.targets,
             max_response_bytes=lane.limits.max_response_bytes,
             cfg=cfg,
             built=build_request(cfg, req, stream=True),

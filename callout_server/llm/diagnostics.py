@@ -185,6 +185,13 @@ REASONS: dict[str, tuple[str, str]] = {
     "key_unsendable": ("配置的 API Key 无法放进 HTTP 请求头：含有空格、控制字符或非 ASCII 字符，请重新保存 Key",
                        "the configured API key cannot be sent in an HTTP header: it holds a "
                        "space, a control or a non-ASCII character; save the key again"),
+    "redirect_not_followed": ("重定向不会被跟随：base_url 应直接指向推理服务",
+                              "a redirect, never followed: base_url must name the server itself"),
+    "blocked_target": ("{host} 指向云元数据或链路本地地址（{address}），不会连接；实验环境确需访问时设置 [server] "
+                       "allow_metadata_upstreams",
+                       "{host} points at a cloud-metadata or link-local address ({address}), "
+                       "which is never connected to; a lab that needs it sets [server] "
+                       "allow_metadata_upstreams"),
     "url_credentials": ("base_url 带有凭据（user:password@），凭据不会被发送；请去掉它们，把 Key 填在 api_key",
                         "base_url carries credentials (user:password@), which are never sent; "
                         "remove them and put the key in api_key"),

@@ -47,6 +47,7 @@ from callout_server.llm.transport import (
     call_error,
     inband_error,
     refused_error,
+    refused_target_error,
     request_headers,
     status_error,
     too_large_error,
@@ -57,6 +58,7 @@ from callout_server.llm.transport import (
 if TYPE_CHECKING:
     from callout_server.llm.config import LLMConfig
     from callout_server.llm.request_body import BuiltRequest
+    from callout_server.llm.targets import TargetPolicy
 
 class LLMStream:
     """Async iterator and async context manager over one streamed call's events."""
@@ -66,6 +68,7 @@ class LLMStream:
         *,
         http: httpx.AsyncClient,
         max_response_bytes: int,
+        targets: TargetPolicy,
         cfg: LLMConfig,
         built: BuiltRequest,
         locale: Locale,
@@ -76,6 +79,7 @@ class LLMStream:
     ) -> None:
         self._http = http
         self._max_bytes = max_response_bytes
+        self._targets = targets
         self._received = 0  # body bytes read so far
         self._url = built.url
         self._body = built.body
@@ -230,6 +234,10 @@ class LLMStream:
             self._key, self._url, self._locale, max_tokens=self.max_tokens)
         if unsendable is not None:
             raise unsendable
+        refusal = self._targets.literal(self._url)
+        if refusal is not None:
+            raise refused_target_error(refusal, self._locale, self._key,
+                                       max_tokens=self.max_tokens)
         try:
             request = self._http.build_request(
                 "POST",
@@ -246,7 +254,7 @@ class LLMStream:
             async with asyncio.timeout_at(deadline):
                 response = await self._http.send(request, stream=True)
                 self._response = response
-                if response.status_code >= 400:
+                if response.status_code >= 300:
                     body = b""
                     async for chunk in response.aiter_bytes():
                         body += chunk

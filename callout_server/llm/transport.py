@@ -14,6 +14,7 @@ the stream object enforce them with the event loop's clock.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
@@ -27,18 +28,20 @@ try:  # aiohttp is the transport's dependency; without it we still translate htt
 except ImportError:  # pragma: no cover
     aiohttp = None  # type: ignore[assignment]
 
+from aiohttp.abc import AbstractResolver
 from httpx_aiohttp import AiohttpTransport
 
 from callout_server.llm.credentials import unsendable
 from callout_server.llm.diagnostics import Diagnostic, Locale
 from callout_server.llm.errors import LLMCallError
 from callout_server.llm.masking import scrub
+from callout_server.llm.targets import Refusal, target_refused
 
 MAX_CONNECTIONS = 512
 # The largest answer read by default: an upstream that sends more is cut off unread
 # (`response_too_large`), so a runaway or hostile server cannot fill the worker's memory.
 MAX_RESPONSE_BYTES = 8 * 1024 * 1024
-# What is kept of an error body (HTTP status >= 400): its excerpt is all a diagnostic shows.
+# What is kept of an error body (HTTP status >= 300): its excerpt is all a diagnostic shows.
 ERROR_BODY_LIMIT = 64 * 1024
 KEEPALIVE_EXPIRY_S = 30.0
 CONNECT_TIMEOUT_S = 5.0
@@ -65,13 +68,25 @@ def make_transport(
     *,
     max_connections: int = MAX_CONNECTIONS,
     keepalive_expiry: float = KEEPALIVE_EXPIRY_S,
+    resolver: Callable[[], AbstractResolver | None] | None = None,
 ) -> AiohttpTransport:
-    """The pooled aiohttp transport; its session is opened on first use, on the running loop."""
-    return AiohttpTransport(limits=httpx.Limits(
+    """The pooled aiohttp transport; its session is opened on first use, on the running loop.
+
+    `resolver` makes the resolver its connections use (`targets.TargetPolicy.resolver`),
+    called when the session opens (aiohttp's resolvers belong to a running loop)."""
+    transport = AiohttpTransport(limits=httpx.Limits(
         max_connections=max_connections,
         max_keepalive_connections=max_connections,
         keepalive_expiry=keepalive_expiry,
     ))
+    if resolver is not None:
+        def session() -> aiohttp.ClientSession:
+            return aiohttp.ClientSession(connector=aiohttp.TCPConnector(
+                limit=max_connections, keepalive_timeout=keepalive_expiry,
+                ssl=transport.ssl_context, resolver=resolver()))
+
+        transport.client = session
+    return transport
 
 
 def aiohttp_session(transport: AiohttpTransport) -> aiohttp.ClientSession:
@@ -239,7 +254,17 @@ def call_error(code: str, locale: Locale, secret: str, *, limit: int = _DETAIL_L
     return LLMCallError(Diagnostic.make(code, locale, **fields))
 
 
+def refused_target_error(refusal: Refusal, locale: Locale, secret: str, **fields: Any
+                         ) -> LLMCallError:
+    """A target the policy refuses (targets.py): named as configured, with its address."""
+    return call_error("connect_error", locale, secret, reason="blocked_target",
+                      args={"host": refusal.host, "address": refusal.address}, **fields)
+
+
 def transport_error(exc: BaseException, locale: Locale, secret: str, **fields: Any) -> LLMCallError:
+    refusal = target_refused(exc)  # the resolver refused what the name resolves to now
+    if refusal is not None:
+        return refused_target_error(refusal, locale, secret, **fields)
     code, reason, detail = describe_transport_error(exc)
     return call_error(code, locale, secret, detail=detail, reason=reason, **fields)
 
@@ -249,6 +274,8 @@ def status_error(
     **fields: Any
 ) -> LLMCallError:
     detail = vendor_error_message(body) if body else None
+    if 300 <= status < 400:  # never followed: the base URL must name the server itself
+        fields.setdefault("reason", "redirect_not_followed")
     error = call_error("upstream_error", locale, secret, status=status, detail=detail,
                        limit=EXCERPT_LIMIT, **fields)
     error.retry_after_s = parse_retry_after(retry_after)
