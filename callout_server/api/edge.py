@@ -5,7 +5,8 @@ In order, each refusal answered in the contract's error envelope without reading
 
     1. a NUL character in the path or a query value        -> 422 naming the parameter
     2. a declared body larger than the route's limit         -> 413 (Content-Length)
-    3. /api/* except login/logout without valid credentials  -> 401 / 403 (CSRF)
+    3. /api/* except login/logout without valid credentials  -> 401 / 403 (CSRF); 503 when a
+       console session cannot be looked up (database away)
     4. a streamed (chunked) body that grows past the limit   -> 413 while it is read
 
 Before any of it, the moment the request arrived is noted (`received_at`): a route with a
@@ -25,8 +26,15 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from callout_server.api.errors import MessageHTTPException, error_headers, validation_error_body
+from callout_server.api.errors import (
+    DATABASE_RETRY_AFTER_S,
+    MessageHTTPException,
+    database_unavailable_body,
+    error_headers,
+    validation_error_body,
+)
 from callout_server.api.language import negotiate_request
+from callout_server.db.engine import DatabaseDown
 from callout_server.errors import ApiError
 from callout_server.i18n import Locale, enter, leave, msg, text
 
@@ -86,6 +94,10 @@ class EdgeMiddleware:
             except ApiError as exc:
                 await JSONResponse(exc.body(locale), status_code=exc.status,
                                    headers=error_headers(exc))(scope, receive, send)
+                return
+            except DatabaseDown:  # a console session is looked up in the database
+                await JSONResponse(database_unavailable_body(locale), status_code=503, headers={
+                    "Retry-After": str(DATABASE_RETRY_AFTER_S)})(scope, receive, send)
                 return
         await self.app(scope, _counting(receive, limit), send)
 
