@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import logging.config
+import math
 import os
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from callout_server.logs import LOG_FORMATS, LOG_LEVELS, log_config
@@ -23,9 +25,25 @@ def _settings(args: argparse.Namespace) -> Settings:
     return load_settings(args.config)
 
 
+# serve's connection options -> the variables every worker process reads them from.
+_CONNECTION_OPTIONS = {"keepalive_timeout": "CALLOUT_KEEPALIVE_TIMEOUT_S",
+                       "header_timeout": "CALLOUT_HEADER_TIMEOUT_S",
+                       "body_timeout": "CALLOUT_BODY_TIMEOUT_S",
+                       "max_connections": "CALLOUT_MAX_CONNECTIONS"}
+
+
 def _serve(args: argparse.Namespace) -> None:
     import uvicorn
 
+    from callout_server.api.connections import (
+        ConnectionLimits,
+        raise_open_files_limit,
+        uvicorn_protocol,
+    )
+
+    for option, variable in _CONNECTION_OPTIONS.items():
+        if getattr(args, option) is not None:  # the workers load the settings themselves
+            os.environ[variable] = str(getattr(args, option))
     settings = _settings(args)
     if args.config:  # worker processes re-read the same file, wherever they start
         os.environ["CALLOUT_CONFIG"] = os.path.abspath(args.config)
@@ -36,6 +54,11 @@ def _serve(args: argparse.Namespace) -> None:
     logging.config.dictConfig(logging_config)
     trusted = server.forwarded_allow_ips if args.forwarded_allow_ips is None \
         else args.forwarded_allow_ips
+    _open_files(settings, raise_open_files_limit)
+    limits = ConnectionLimits(keepalive_timeout_s=server.keepalive_timeout_s,
+                              header_timeout_s=server.header_timeout_s,
+                              body_timeout_s=server.body_timeout_s,
+                              max_connections=server.max_connections, locale=server.locale)
     uvicorn.run(
         "callout_server.app:create_app",
         factory=True,
@@ -45,7 +68,9 @@ def _serve(args: argparse.Namespace) -> None:
         log_config=logging_config,  # applied again in every worker process
         log_level=level,
         loop="uvloop",
-        http="httptools",
+        # httptools with the idle, header and connection limits (api/connections.py).
+        http=uvicorn_protocol(limits),
+        timeout_keep_alive=max(1, math.ceil(server.keepalive_timeout_s)),
         # Off unless asked: a line per request costs latency on the dialer's hot path.
         access_log=server.access_log if args.access_log is None else args.access_log,
         # uvicorn trusts X-Forwarded-For from 127.0.0.1 by default; we trust no proxy
@@ -53,6 +78,21 @@ def _serve(args: argparse.Namespace) -> None:
         proxy_headers=bool(trusted),
         forwarded_allow_ips=trusted or None,
     )
+
+
+def _open_files(settings: Settings, raise_limit: Callable[[int], tuple[int, int]]) -> None:
+    """Descriptors one worker may need: its connections, its upstream pools, its database
+    pool, and some to spare; the soft limit is raised towards that, else a warning says so
+    (past the limit, accept() fails and every caller of the worker waits)."""
+    pools = sum(limits.max_connections for limits in settings.limits.pools().values())
+    needed = settings.server.max_connections + pools + 2 * settings.database.pool_size + 128
+    soft, _ = raise_limit(needed)
+    if soft < needed:
+        logging.getLogger("callout_server").warning(
+            "open-file limit %d is below the %d descriptors a worker may need "
+            "([server] max_connections %d + [limits.*] max_connections %d + the database "
+            "pool): raise it (ulimit -n, LimitNOFILE=) or lower those", soft, needed,
+            settings.server.max_connections, pools)
 
 
 def _migrate(args: argparse.Namespace) -> None:
@@ -110,6 +150,22 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--log-level", choices=LOG_LEVELS,
                        help="lowest level logged (default: [server] log_level or "
                             "$CALLOUT_LOG_LEVEL, info)")
+    serve.add_argument("--max-connections", type=int, metavar="N",
+                       help="open connections per worker; beyond, a new one is answered 503 "
+                            "and closed (default: [server] max_connections or "
+                            "$CALLOUT_MAX_CONNECTIONS, 2048)")
+    serve.add_argument("--keepalive-timeout", type=float, metavar="SECONDS",
+                       help="close a connection idle this long, just opened or between "
+                            "requests (default: [server] keepalive_timeout_s or "
+                            "$CALLOUT_KEEPALIVE_TIMEOUT_S, 20)")
+    serve.add_argument("--header-timeout", type=float, metavar="SECONDS",
+                       help="a request's headers must arrive within this long of its first "
+                            "byte, else 408 and the connection is closed (default: [server] "
+                            "header_timeout_s or $CALLOUT_HEADER_TIMEOUT_S, 10)")
+    serve.add_argument("--body-timeout", type=float, metavar="SECONDS",
+                       help="a request's body must arrive within this long of its headers, "
+                            "else 408 and the connection is closed (default: [server] "
+                            "body_timeout_s or $CALLOUT_BODY_TIMEOUT_S, 30)")
     serve.add_argument("--logger", metavar="NAME=LEVEL", action="append", type=_logger_level,
                        help="the level of one logger by name, repeatable; the only way the "
                             "database and HTTP drivers (sqlalchemy, aiosqlite, asyncpg, httpx, "

@@ -95,6 +95,15 @@ class ServerSettings(_Section):
     def _levels_from_text(cls, v: Any) -> Any:
         return parse_logger_levels(v) if isinstance(v, str) else v
 
+    # What a connection may cost before and while it sends a request (per worker; the
+    # mapping onto uvicorn and granian is in docs/configuration.md). Dialers keep their
+    # connections: the idle limit is longer than uvicorn's 5 s.
+    keepalive_timeout_s: float = Field(20.0, gt=0, le=3600)  # idle: opened, or between requests
+    header_timeout_s: float = Field(10.0, gt=0, le=600)  # first byte to the end of the headers
+    body_timeout_s: float = Field(30.0, gt=0, le=3600)  # end of the headers to the end of the body
+    # Open connections per worker; beyond it a new one gets 503 too_many_connections.
+    max_connections: int = Field(2048, ge=1, le=1_000_000)
+
     def body_limit(self, path: str) -> int:
         return self.nlu_max_body_bytes if path.startswith("/api/nlu/") else self.max_body_bytes
 
@@ -332,6 +341,10 @@ ENV_OVERRIDES: dict[str, tuple[str, str]] = {
     "CALLOUT_LOG_LEVEL": ("server", "log_level"),
     "CALLOUT_LOG_LEVELS": ("server", "log_levels"),
     "CALLOUT_ALLOW_METADATA_UPSTREAMS": ("server", "allow_metadata_upstreams"),
+    "CALLOUT_KEEPALIVE_TIMEOUT_S": ("server", "keepalive_timeout_s"),
+    "CALLOUT_HEADER_TIMEOUT_S": ("server", "header_timeout_s"),
+    "CALLOUT_BODY_TIMEOUT_S": ("server", "body_timeout_s"),
+    "CALLOUT_MAX_CONNECTIONS": ("server", "max_connections"),
     "CALLOUT_AUDIT_RETENTION_DAYS": ("audit", "retention_days"),
 }
 

@@ -52,6 +52,12 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "password_unchanged": ("new_password：新密码必须与当前密码不同",
                            "new_password: must differ from the current password"),
     "password_unchanged_field": ("必须与当前密码不同", "must differ from the current password"),
+    "too_many_connections": ("此工作进程的连接数已达上限，请稍后重试",
+                             "this worker has reached its connection limit; try again shortly"),
+    "request_headers_timeout": ("请求头没有在 {seconds} 秒内传完", "the request headers did not "
+                                "arrive within {seconds}s"),
+    "request_body_timeout": ("请求体没有在 {seconds} 秒内传完", "the request body did not arrive "
+                             "within {seconds}s"),
     "database_unavailable": ("数据库暂时不可用，请稍后重试",
                              "the database is unavailable; try again shortly"),
     # -- model configurations -------------------------------------------------------------

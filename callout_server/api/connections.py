@@ -1,0 +1,165 @@
+"""What a connection may cost the worker before it has sent a request: bounded.
+
+uvicorn (httptools) closes a keep-alive connection only after a response, and only while no
+byte arrives: a socket that connects and says nothing, or trickles its headers a byte at a
+time, is held for ever, and 1,100 of them exhaust a 1,024-descriptor worker. The server's
+own limits (`[server]`, server-neutral; `serve --help`) are kept here, per connection:
+
+    keepalive_timeout_s   an idle connection (just opened, or between requests: no byte of a
+                          request yet) is closed after this long; stray line ends do not count
+    header_timeout_s      from a request's first byte until its headers are complete: 408
+    body_timeout_s        from the end of its headers until its body is complete: 408
+    max_connections       open connections per worker; beyond it a new one is answered 503
+                          `too_many_connections` (the contract's envelope, `Retry-After`,
+                          `Connection: close`) and closed before anything is read
+
+A 408 is the contract's envelope too (`request_timeout`), and the connection is closed. The
+response is the application's and has no limit here (a chat turn streams as long as it
+takes). A request that arrives whole (the dialer's) arms no timer at all: the body timer is
+armed only when a read ends with the body incomplete. `GuardedHttpToolsProtocol` is uvicorn's
+HttpToolsProtocol with these timers; what other servers call the same limits is in
+docs/configuration.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import resource
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from callout_server.i18n import Locale, text
+
+log = logging.getLogger(__name__)
+
+# Seconds a refused client is told to wait: idle connections free their slots this fast.
+RETRY_AFTER_S = 1
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionLimits:
+    keepalive_timeout_s: float = 20.0
+    header_timeout_s: float = 10.0
+    body_timeout_s: float = 30.0
+    max_connections: int = 2048
+    locale: Locale = "zh"  # no request, no Accept-Language: the server's default
+
+
+def raw_response(status: int, reason: str, code: str, message: str,
+                 headers: tuple[tuple[str, str], ...] = ()) -> bytes:
+    """A whole HTTP/1.1 error response in the contract's envelope, closing the connection."""
+    body = orjson.dumps({"error": {"code": code, "message": message}})
+    head = [f"HTTP/1.1 {status} {reason}", "content-type: application/json",
+            f"content-length: {len(body)}", "connection: close",
+            *(f"{name}: {value}" for name, value in headers)]
+    return ("\r\n".join(head) + "\r\n\r\n").encode() + body
+
+
+class GuardedHttpToolsProtocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol with an idle timer, a header timer and a ceiling."""
+
+    def __init__(self, *args: Any, limits: ConnectionLimits, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.limits = limits
+        self._timer: asyncio.TimerHandle | None = None
+        self._body_due: float | None = None  # loop time the body in progress must be in by
+
+    # -- the timers --------------------------------------------------------------------
+    def _arm(self, seconds: float, fire: Any) -> None:
+        self._disarm()
+        self._timer = self.loop.call_later(seconds, fire)
+
+    def _disarm(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _idle_expired(self) -> None:
+        self._timer = None
+        if not self.transport.is_closing():
+            self.transport.close()
+
+    def _headers_expired(self) -> None:
+        self._timed_out("request_headers_timeout", self.limits.header_timeout_s)
+
+    def _body_expired(self) -> None:
+        self._timed_out("request_body_timeout", self.limits.body_timeout_s)
+
+    def _timed_out(self, key: str, seconds: float) -> None:
+        self._timer = None
+        if self.transport.is_closing():
+            return
+        cycle = self.cycle  # in the header phase: the previous request's, or none
+        if cycle is None or cycle.response_complete or not cycle.response_started:
+            message = text(key, self.limits.locale, seconds=f"{seconds:g}")
+            self.transport.write(raw_response(408, "Request Timeout", "request_timeout",
+                                              message))
+        self.transport.close()  # the app's receive() now says the client is gone
+
+    # -- uvicorn's protocol and parser callbacks ---------------------------------------
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        if len(self.connections) > self.limits.max_connections:
+            message = text("too_many_connections", self.limits.locale)
+            transport.write(raw_response(503, "Service Unavailable", "too_many_connections",
+                                         message, (("retry-after", str(RETRY_AFTER_S)),)))
+            transport.close()
+            return
+        self._arm(self.limits.keepalive_timeout_s, self._idle_expired)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        # The first byte of a request: its headers have this long, however they trickle.
+        self._arm(self.limits.header_timeout_s, self._headers_expired)
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        if self._body_due is not None and self._timer is None and not self.transport.is_closing():
+            self._timer = self.loop.call_at(self._body_due, self._body_expired)
+
+    def on_headers_complete(self) -> None:
+        self._disarm()
+        self._body_due = self.loop.time() + self.limits.body_timeout_s  # armed if it lags
+        super().on_headers_complete()
+
+    def on_message_complete(self) -> None:
+        if self._body_due is not None:
+            self._body_due = None
+            self._disarm()
+        super().on_message_complete()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if not self.transport.is_closing() and not self.pipeline:
+            # Idle again. uvicorn's own keep-alive timer is reset by any byte; this one only
+            # by the next request's first byte.
+            self._arm(self.limits.keepalive_timeout_s, self._idle_expired)
+
+
+def uvicorn_protocol(limits: ConnectionLimits) -> Any:
+    """The `http=` argument for uvicorn: picklable (a partial of a module-level class), so
+    every worker process of `--workers N` gets the same limits."""
+    return functools.partial(GuardedHttpToolsProtocol, limits=limits)
+
+
+def raise_open_files_limit(needed: int) -> tuple[int, int]:
+    """Raise this process's soft descriptor limit towards `needed` (up to the hard limit);
+    returns (soft, hard) after. Workers inherit it."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = needed if hard == resource.RLIM_INFINITY else min(needed, hard)
+    if soft != resource.RLIM_INFINITY and soft < want:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+            soft = want
+        except (ValueError, OSError):
+            pass
+    return soft, hard
