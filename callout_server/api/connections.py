@@ -63,9 +63,10 @@ def raw_response(status: int, reason: str, code: str, message: str,
 class GuardedHttpToolsProtocol(HttpToolsProtocol):
     """uvicorn's httptools protocol with an idle timer, a header timer and a ceiling."""
 
-    def __init__(self, *args: Any, limits: ConnectionLimits, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, limits: ConnectionLimits | None = None,
+                 **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.limits = limits
+        self.limits = limits or ConnectionLimits()  # the defaults: `--http module:Class`
         self._timer: asyncio.TimerHandle | None = None
         self._body_due: float | None = None  # loop time the body in progress must be in by
 
