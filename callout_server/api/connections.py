@@ -15,8 +15,9 @@ own limits (`[server]`, server-neutral; `serve --help`) are kept here, per conne
 
 A 408 is the contract's envelope too (`request_timeout`), and the connection is closed. The
 response is the application's and has no limit here (a chat turn streams as long as it
-takes). A request that arrives whole (the dialer's) arms no timer at all: the body timer is
-armed only when a read ends with the body incomplete. `GuardedHttpToolsProtocol` is uvicorn's
+takes). A request that arrives whole (the dialer's) arms no timer beyond uvicorn's own
+keep-alive timer: the header and body timers are armed only when a read ends with them
+incomplete. `GuardedHttpToolsProtocol` is uvicorn's
 HttpToolsProtocol with these timers; what other servers call the same limits is in
 docs/configuration.md.
 """
@@ -61,29 +62,38 @@ def raw_response(status: int, reason: str, code: str, message: str,
 
 
 class GuardedHttpToolsProtocol(HttpToolsProtocol):
-    """uvicorn's httptools protocol with an idle timer, a header timer and a ceiling."""
+    """uvicorn's httptools protocol with an idle timer, header and body timers, a ceiling.
+
+    The idle timer is uvicorn's own keep-alive timer (`timeout_keep_alive_task`), armed on
+    connection too and cancelled only by a request's first byte, not by any byte; the header
+    and body timers (`_timer`) are armed only when a read ends with them incomplete. A request
+    that arrives whole costs no timer more than uvicorn's.
+    """
 
     def __init__(self, *args: Any, limits: ConnectionLimits | None = None,
                  **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.limits = limits or ConnectionLimits()  # the defaults: `--http module:Class`
+        self.timeout_keep_alive = self.limits.keepalive_timeout_s  # what uvicorn arms
         self._timer: asyncio.TimerHandle | None = None
-        self._body_due: float | None = None  # loop time the body in progress must be in by
+        # Loop times the request in progress must have its headers / its body in by.
+        self._headers_due: float | None = None
+        self._body_due: float | None = None
 
     # -- the timers --------------------------------------------------------------------
-    def _arm(self, seconds: float, fire: Any) -> None:
-        self._disarm()
-        self._timer = self.loop.call_later(seconds, fire)
-
     def _disarm(self) -> None:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
 
-    def _idle_expired(self) -> None:
-        self._timer = None
-        if not self.transport.is_closing():
-            self.transport.close()
+    def _unset_keepalive_if_required(self) -> None:
+        """uvicorn's hook, called on every byte received: the idle timer stays armed (stray
+        line ends are no request); `_cancel_idle` is what ends it."""
+
+    def _cancel_idle(self) -> None:
+        if self.timeout_keep_alive_task is not None:
+            self.timeout_keep_alive_task.cancel()
+            self.timeout_keep_alive_task = None
 
     def _headers_expired(self) -> None:
         self._timed_out("request_headers_timeout", self.limits.header_timeout_s)
@@ -111,39 +121,43 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
                                          message, (("retry-after", str(RETRY_AFTER_S)),)))
             transport.close()
             return
-        self._arm(self.limits.keepalive_timeout_s, self._idle_expired)
+        self.timeout_keep_alive_task = self.loop.call_later(
+            self.timeout_keep_alive, self.timeout_keep_alive_handler)
 
     def connection_lost(self, exc: Exception | None) -> None:
+        self._cancel_idle()
         self._disarm()
         super().connection_lost(exc)
 
-    def on_message_begin(self) -> None:
-        super().on_message_begin()
-        # The first byte of a request: its headers have this long, however they trickle.
-        self._arm(self.limits.header_timeout_s, self._headers_expired)
-
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
-        if self._body_due is not None and self._timer is None and not self.transport.is_closing():
-            self._timer = self.loop.call_at(self._body_due, self._body_expired)
+        if self._timer is None and not self.transport.is_closing():
+            # What is still incomplete at the end of a read gets its timer (once).
+            if self._headers_due is not None:
+                self._timer = self.loop.call_at(self._headers_due, self._headers_expired)
+            elif self._body_due is not None:
+                self._timer = self.loop.call_at(self._body_due, self._body_expired)
+
+    def on_message_begin(self) -> None:
+        self._cancel_idle()
+        super().on_message_begin()
+        # The first byte of a request: its headers have this long, however they trickle.
+        self._headers_due = self.loop.time() + self.limits.header_timeout_s
 
     def on_headers_complete(self) -> None:
+        self._headers_due = None
         self._disarm()
-        self._body_due = self.loop.time() + self.limits.body_timeout_s  # armed if it lags
+        self._body_due = self.loop.time() + self.limits.body_timeout_s
         super().on_headers_complete()
 
     def on_message_complete(self) -> None:
-        if self._body_due is not None:
-            self._body_due = None
-            self._disarm()
+        self._body_due = None
+        self._disarm()
         super().on_message_complete()
 
     def on_response_complete(self) -> None:
-        super().on_response_complete()
-        if not self.transport.is_closing() and not self.pipeline:
-            # Idle again. uvicorn's own keep-alive timer is reset by any byte; this one only
-            # by the next request's first byte.
-            self._arm(self.limits.keepalive_timeout_s, self._idle_expired)
+        self._cancel_idle()  # uvicorn's own cancel is the hook made a no-op above
+        super().on_response_complete()  # idle again: uvicorn arms the keep-alive timer
 
 
 def uvicorn_protocol(limits: ConnectionLimits) -> Any:
