@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import logging.config
+import math
 import os
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from callout_server.logs import LOG_FORMATS, log_config
+from callout_server.logs import LOG_FORMATS, LOG_LEVELS, log_config
 
 if TYPE_CHECKING:
     from callout_server.config.settings import Settings
@@ -23,18 +25,40 @@ def _settings(args: argparse.Namespace) -> Settings:
     return load_settings(args.config)
 
 
+# serve's connection options -> the variables every worker process reads them from.
+_CONNECTION_OPTIONS = {"keepalive_timeout": "CALLOUT_KEEPALIVE_TIMEOUT_S",
+                       "header_timeout": "CALLOUT_HEADER_TIMEOUT_S",
+                       "body_timeout": "CALLOUT_BODY_TIMEOUT_S",
+                       "max_connections": "CALLOUT_MAX_CONNECTIONS"}
+
+
 def _serve(args: argparse.Namespace) -> None:
     import uvicorn
 
+    from callout_server.api.connections import (
+        ConnectionLimits,
+        raise_open_files_limit,
+        uvicorn_protocol,
+    )
+
+    for option, variable in _CONNECTION_OPTIONS.items():
+        if getattr(args, option) is not None:  # the workers load the settings themselves
+            os.environ[variable] = str(getattr(args, option))
     settings = _settings(args)
     if args.config:  # worker processes re-read the same file, wherever they start
         os.environ["CALLOUT_CONFIG"] = os.path.abspath(args.config)
     server = settings.server
     level = args.log_level or server.log_level
-    logging_config = log_config(args.log_format or server.log_format, level)
+    loggers = server.log_levels | dict(args.logger or ())
+    logging_config = log_config(args.log_format or server.log_format, level, loggers)
     logging.config.dictConfig(logging_config)
     trusted = server.forwarded_allow_ips if args.forwarded_allow_ips is None \
         else args.forwarded_allow_ips
+    _open_files(settings, raise_open_files_limit)
+    limits = ConnectionLimits(keepalive_timeout_s=server.keepalive_timeout_s,
+                              header_timeout_s=server.header_timeout_s,
+                              body_timeout_s=server.body_timeout_s,
+                              max_connections=server.max_connections, locale=server.locale)
     uvicorn.run(
         "callout_server.app:create_app",
         factory=True,
@@ -44,7 +68,9 @@ def _serve(args: argparse.Namespace) -> None:
         log_config=logging_config,  # applied again in every worker process
         log_level=level,
         loop="uvloop",
-        http="httptools",
+        # httptools with the idle, header and connection limits (api/connections.py).
+        http=uvicorn_protocol(limits),
+        timeout_keep_alive=max(1, math.ceil(server.keepalive_timeout_s)),
         # Off unless asked: a line per request costs latency on the dialer's hot path.
         access_log=server.access_log if args.access_log is None else args.access_log,
         # uvicorn trusts X-Forwarded-For from 127.0.0.1 by default; we trust no proxy
@@ -54,11 +80,27 @@ def _serve(args: argparse.Namespace) -> None:
     )
 
 
+def _open_files(settings: Settings, raise_limit: Callable[[int], tuple[int, int]]) -> None:
+    """Descriptors one worker may need: its connections, its upstream pools, its database
+    pool, and some to spare; the soft limit is raised towards that, else a warning says so
+    (past the limit, accept() fails and every caller of the worker waits)."""
+    pools = sum(limits.max_connections for limits in settings.limits.pools().values())
+    needed = settings.server.max_connections + pools + 2 * settings.database.pool_size + 128
+    soft, _ = raise_limit(needed)
+    if soft < needed:
+        logging.getLogger("callout_server").warning(
+            "open-file limit %d is below the %d descriptors a worker may need "
+            "([server] max_connections %d + [limits.*] max_connections %d + the database "
+            "pool): raise it (ulimit -n, LimitNOFILE=) or lower those", soft, needed,
+            settings.server.max_connections, pools)
+
+
 def _migrate(args: argparse.Namespace) -> None:
     from callout_server.db.migrate import upgrade_to_head
 
     settings = _settings(args)
-    logging.config.dictConfig(log_config(settings.server.log_format, settings.server.log_level))
+    server = settings.server
+    logging.config.dictConfig(log_config(server.log_format, server.log_level, server.log_levels))
     upgrade_to_head(settings.database.effective_url)
     print("database schema is at head")
 
@@ -84,6 +126,15 @@ def _emulator(args: argparse.Namespace) -> None:
 
     logging.config.dictConfig(log_config())
     emulator_main(["--host", args.host, "--port", str(args.port)])
+
+
+def _logger_level(value: str) -> tuple[str, str]:
+    name, eq, level = value.partition("=")
+    level = level.strip().lower()
+    if not eq or not name.strip() or level not in LOG_LEVELS:
+        raise argparse.ArgumentTypeError(
+            f"expected NAME=LEVEL with LEVEL one of {', '.join(LOG_LEVELS)}: {value!r}")
+    return name.strip(), level
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -112,9 +163,31 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--log-format", choices=LOG_FORMATS,
                        help="text lines, or one JSON object per line (default: [server] "
                             "log_format or $CALLOUT_LOG_FORMAT, text)")
-    serve.add_argument("--log-level", choices=("debug", "info", "warning", "error"),
+    serve.add_argument("--log-level", choices=LOG_LEVELS,
                        help="lowest level logged (default: [server] log_level or "
                             "$CALLOUT_LOG_LEVEL, info)")
+    serve.add_argument("--max-connections", type=int, metavar="N",
+                       help="open connections per worker; beyond, a new one is answered 503 "
+                            "and closed (default: [server] max_connections or "
+                            "$CALLOUT_MAX_CONNECTIONS, 2048)")
+    serve.add_argument("--keepalive-timeout", type=float, metavar="SECONDS",
+                       help="close a connection idle this long, just opened or between "
+                            "requests (default: [server] keepalive_timeout_s or "
+                            "$CALLOUT_KEEPALIVE_TIMEOUT_S, 20)")
+    serve.add_argument("--header-timeout", type=float, metavar="SECONDS",
+                       help="a request's headers must arrive within this long of its first "
+                            "byte, else 408 and the connection is closed (default: [server] "
+                            "header_timeout_s or $CALLOUT_HEADER_TIMEOUT_S, 10)")
+    serve.add_argument("--body-timeout", type=float, metavar="SECONDS",
+                       help="a request's body must arrive within this long of its headers, "
+                            "else 408 and the connection is closed (default: [server] "
+                            "body_timeout_s or $CALLOUT_BODY_TIMEOUT_S, 30)")
+    serve.add_argument("--logger", metavar="NAME=LEVEL", action="append", type=_logger_level,
+                       help="the level of one logger by name, repeatable; the only way the "
+                            "database and HTTP drivers (sqlalchemy, aiosqlite, asyncpg, httpx, "
+                            "httpcore) log below INFO, whatever --log-level says: e.g. "
+                            "--logger sqlalchemy.engine=info logs SQL statements with their "
+                            "parameters (default: [server] log_levels or $CALLOUT_LOG_LEVELS)")
     serve.set_defaults(func=_serve)
 
     migrate = sub.add_parser("migrate", parents=[with_config],

@@ -1,7 +1,7 @@
 """`GET /healthz`: liveness plus what this worker is serving.
 
 Always 200 while the process serves: a "degraded" worker (database or Redis down, or the
-call-log writer stalled) still answers calls from its in-memory configuration, so a load
+call-log writer stalled, or behind: dropping records or catching up after an outage) still answers calls from its in-memory configuration, so a load
 balancer should keep it in rotation. The answer comes from state cached by the background loops: it never waits on
 the database or Redis.
 """
@@ -31,9 +31,10 @@ class Health(BaseModel):
     # Call-log records the database refused for their data, isolated and dropped.
     diagnostics_rejected: int = 0
     diagnostics_pending: int = 0
-    # "stalled": records have waited `[diagnostics] stalled_after_s` with no write succeeding
-    # (status is then "degraded").
-    diagnostics_writer: Literal["ok", "stalled"] = "ok"
+    # "stalled": records have waited `[diagnostics] stalled_after_s` with no write succeeding;
+    # "catching_up": records were dropped, or a write failed, since the log was last written
+    # up to date (after an outage: until the backlog is written). Status is then "degraded".
+    diagnostics_writer: Literal["ok", "catching_up", "stalled"] = "ok"
     # Age of the oldest record not yet written (null when none waits).
     diagnostics_oldest_pending_s: float | None = None
 

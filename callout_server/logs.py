@@ -15,6 +15,7 @@ import json
 import logging
 import queue
 import sys
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from logging.handlers import QueueHandler, QueueListener
 from typing import Any, Literal
@@ -109,12 +110,36 @@ class QueuedStderrHandler(QueueHandler):
         super().close()
 
 
-def log_config(fmt: LogFormat = "text", level: str = "info") -> dict[str, Any]:
-    """A `logging.config.dictConfig` dict; uvicorn applies it again in every worker process."""
+# The lowest level of the database and HTTP drivers' loggers whatever the process level:
+# below it they write what must not reach a log (SQLAlchemy's INFO is every statement with its
+# parameters, aiosqlite's DEBUG every call with them: customers' words, password and token
+# hashes; httpx's INFO a line per model request). Only naming a logger goes lower
+# (`[server] log_levels`, `serve --logger NAME=LEVEL`).
+DRIVER_LOGGERS: dict[str, str] = {
+    "sqlalchemy": "WARNING", "aiosqlite": "INFO", "asyncpg": "INFO", "httpx": "WARNING",
+    "httpcore": "INFO", "aiohttp": "INFO", "hpack": "INFO", "redis": "INFO",
+}
+LOG_LEVELS: tuple[str, ...] = ("debug", "info", "warning", "error")
+
+
+def _at_least(level: str, floor: str) -> str:
+    return max(level.upper(), floor, key=logging.getLevelName)
+
+
+def log_config(fmt: LogFormat = "text", level: str = "info",
+               loggers: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """A `logging.config.dictConfig` dict; uvicorn applies it again in every worker process.
+
+    `loggers`: levels by logger name, which win over the process level and the drivers'
+    floors (`{"sqlalchemy.engine": "info"}` logs SQL statements again, on purpose).
+    """
     formatter = "json" if fmt == "json" else "text"
     access: dict[str, Any] = {"level": "INFO", "handlers": [], "propagate": True}
     if fmt == "json":
         access["filters"] = ["access_fields"]
+    named: dict[str, Any] = {name: {"level": _at_least(level, floor)}
+                             for name, floor in DRIVER_LOGGERS.items()}
+    named |= {name: {"level": value.upper()} for name, value in (loggers or {}).items()}
     return {
         "version": 1,
         "disable_existing_loggers": False,
@@ -130,6 +155,7 @@ def log_config(fmt: LogFormat = "text", level: str = "info") -> dict[str, Any]:
             "uvicorn.error": {"handlers": [], "propagate": True},
             "uvicorn.access": access,
             "alembic.runtime.plugins": {"level": "WARNING"},  # start-up noise
+            **named,
         },
         "root": {"level": level.upper(), "handlers": ["default"]},
     }

@@ -93,7 +93,8 @@ class Services:
         self.db = Database(s.database.effective_url, pool_size=s.database.pool_size,
                            connect_timeout_s=s.database.connect_timeout_s)
         self._stoppers.append(self.db.dispose)
-        self.llm = self._provide(LLMClient(locale=s.server.locale), self._stop_llm)
+        self.llm = self._provide(LLMClient(locale=s.server.locale, pools=s.limits.pools(),
+                                           targets=s.targets), self._stop_llm)
         # Replicas, failover, hedging and endpoint health: in memory, per worker.
         self.upstreams = self._provide(Upstreams(self.llm))
         await self._start_config()
@@ -126,7 +127,8 @@ class Services:
             self.store, loader.read_generation, redis_url=s.redis.url,
             channel_prefix=s.redis.channel_prefix, poll_interval_s=s.redis.poll_interval_s,
             db_timeout_s=max(2.0, s.database.connect_timeout_s + 1.0))
-        self.config = self._provide(ConfigService(self.db, self.secrets, self.store, self.sync))
+        self.config = self._provide(ConfigService(self.db, self.secrets, self.store, self.sync,
+                                                  targets=s.targets))
         self.tester = self._provide(ConnectionTester(self.llm, self.config, THINKING_DEFAULT))
         await self.sync.start()
         self._stoppers.append(self.sync.stop)

@@ -175,3 +175,44 @@ async def test_healthz_shows_a_stalled_writer_while_the_database_is_cut(
             assert recorder.written == 2 and recorder.rejected == 0
     finally:
         await proxy.stop()
+
+
+async def test_healthz_is_degraded_while_the_log_is_behind_after_an_outage(
+        make_settings, pg_url, emulator) -> None:
+    # The database is back (db "ok") but the writer has not written the records that waited
+    # through the outage yet, and some were dropped: the log is not ok until it caught up.
+    pg = urlsplit(pg_url)
+    proxy = TcpProxy(pg.hostname or "127.0.0.1", pg.port or 5432)
+    await proxy.start()
+    model = emulator.unique_model("qwen2.5-7b")
+    await emulator.script(model, {"content": answer("agree", time="明天")})
+    try:
+        async with nlu_app(make_settings, pg_url, emulator, model, **{
+                "database.url": _proxied(pg_url, proxy.port), "database.connect_timeout_s": 0.5,
+                "redis.poll_interval_s": 0.2,
+                # The writer wakes for a full batch only, never here: the test says when.
+                "diagnostics.flush_interval_s": 3600, "diagnostics.batch_size": 500,
+                "diagnostics.queue_size": 10}) as client:
+            recorder = client.services.recorder  # type: ignore[attr-defined]
+
+            async def health() -> dict:
+                return (await client.get("/healthz")).json()
+
+            proxy.cut(refuse=True)
+            for i in range(15):
+                r, _ = await decide(client, call_id=f"c{i}")
+                assert r.status_code == 200
+            await wait_until(lambda: client.services.sync.db_state == "down")  # type: ignore[attr-defined]
+            proxy.restore()
+            await wait_until(lambda: client.services.sync.db_state == "ok")  # type: ignore[attr-defined]
+            h = await health()
+            assert (h["db"], h["status"], h["diagnostics_writer"]) == ("ok", "degraded",
+                                                                       "catching_up"), h
+            assert (h["diagnostics_dropped"], h["diagnostics_pending"]) == (5, 10)
+            await recorder.flush()  # the backlog written
+            h = await health()
+            assert (h["status"], h["diagnostics_writer"], h["diagnostics_pending"]) == (
+                "ok", "ok", 0), h
+            assert h["diagnostics_dropped"] == 5  # what was lost stays counted
+    finally:
+        await proxy.stop()

@@ -208,3 +208,64 @@ def test_migrations_run_only_on_a_url_they_are_handed(tmp_path: Path) -> None:
         CALLOUT_CONFIG=str(CONFIG)), capture_output=True, text=True, timeout=60)
     assert done.returncode != 0
     assert "callout-server alembic" in done.stderr
+
+
+
+def test_debug_level_keeps_driver_loggers_quiet_unless_named() -> None:
+    from callout_server.config.settings import ConfigFileError, load_settings
+    from callout_server.logs import log_config
+
+    levels = log_config("text", "debug")["loggers"]
+    assert {name: levels[name]["level"] for name in (
+        "sqlalchemy", "aiosqlite", "asyncpg", "httpx", "httpcore")} == {
+        "sqlalchemy": "WARNING", "aiosqlite": "INFO", "asyncpg": "INFO", "httpx": "WARNING",
+        "httpcore": "INFO"}
+    assert log_config("text", "error")["loggers"]["aiosqlite"]["level"] == "ERROR"
+    named = log_config("text", "info", {"sqlalchemy.engine": "info", "aiosqlite": "debug"})
+    assert named["loggers"]["sqlalchemy.engine"]["level"] == "INFO"
+    assert named["loggers"]["aiosqlite"]["level"] == "DEBUG"
+    base = {"CALLOUT_CONFIG": str(CONFIG)}
+    server = load_settings(env={**base, "CALLOUT_LOG_LEVELS": "sqlalchemy.engine=INFO, httpx=debug"}
+                           ).server
+    assert server.log_levels == {"sqlalchemy.engine": "info", "httpx": "debug"}
+    for bad in ("sqlalchemy.engine", "httpx=loud"):
+        with pytest.raises(ConfigFileError, match=r"server\.log_levels"):
+            load_settings(env={**base, "CALLOUT_LOG_LEVELS": bad})
+    parser = build_parser()
+    args = parser.parse_args(["serve", "--logger", "aiosqlite=DEBUG", "--logger", "httpx=info"])
+    assert args.logger == [("aiosqlite", "debug"), ("httpx", "info")]
+
+
+def test_serve_at_debug_on_sqlite_logs_no_statement_parameters(tmp_path: Path) -> None:
+    # At debug, aiosqlite wrote every call with its parameters: the customer's words kept
+    # for shadow evaluation, password and token hashes.
+    port, dead = free_port(), free_port()
+    err = tmp_path / "stderr.log"
+    words = "客户的原话八七六五"
+    env = _env(CALLOUT_ADMIN_TOKEN=ADMIN_TOKEN, CALLOUT_SERVICE_TOKEN=SERVICE_TOKEN,
+               CALLOUT_SECRET_KEY=SECRET_KEY, CALLOUT_ADMIN_USER="admin",
+               CALLOUT_ADMIN_PASSWORD="admin-pass-123", CALLOUT_CONFIG=str(CONFIG),
+               CALLOUT_NLU_BASE_URL=f"http://127.0.0.1:{dead}/v1")
+    with err.open("wb") as stderr:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "callout_server", "serve", "--port", str(port),
+             "--log-level", "debug"],
+            cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=stderr)
+        try:
+            url = f"http://127.0.0.1:{port}"
+            _wait_healthy(proc, url, err)
+            r = httpx.post(f"{url}/api/nlu/decide", timeout=30,
+                           headers={"Authorization": f"Bearer {SERVICE_TOKEN}"},
+                           json={"call_id": "dbg-1", "utterance": words,
+                                 "intents": [{"name": "agree"}], "fallback_intent": "agree"})
+            assert r.status_code == 200 and r.json()["fallback"] is True, r.text
+            r = httpx.post(f"{url}/api/auth/login", timeout=30,
+                           json={"username": "admin", "password": "admin-pass-123"})
+            assert r.status_code == 204, r.text
+        finally:
+            proc.terminate()  # the call log is written at the latest on the way out
+            proc.wait(timeout=20)
+    text = err.read_text()
+    assert " DEBUG " in text  # the level applies to the server's own loggers
+    assert words not in text and "$argon2" not in text
+    assert "INSERT INTO" not in text and " aiosqlite " not in text

@@ -12,7 +12,7 @@ from callout_server.config.schemas import (
     LLMConfigOut,
     LLMConfigUpdate,
 )
-from callout_server.config.settings import LLMSection
+from callout_server.config.tier_settings import LLMSection
 from callout_server.llm import LLMConfig
 
 

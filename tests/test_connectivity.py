@@ -171,3 +171,23 @@ def test_which_check_a_vendor_error_fails(status: int, detail: str, failed: tupl
     verdict = judge(Diagnostic.make("upstream_error", status=status, detail=detail), PROBE)
     bad = [(c.name, c.code) for c in verdict.checks if c.status == "fail"]
     assert bad == [failed] and verdict.ok is False and verdict.diagnostic is not None
+
+
+async def test_an_answer_past_the_tiers_size_cap_fails_the_test_and_the_call(
+        make_settings, pg_url, emulator, upstream) -> None:
+    # A server that ignores max_tokens (the test asks for 16) and answers 600 KB.
+    from tests.fixtures.upstream import json_reply
+    from tests.test_nlu_support import decide, nlu_app
+
+    upstream.reply = json_reply({"choices": [{"message": {"content": "好" * 100_000},
+                                              "finish_reason": "stop"}]})
+    async with nlu_app(make_settings, pg_url, emulator, "qwen3.5-2b", base_url=upstream.base_url,
+                       **{"limits.nlu.max_response_bytes": 65536}) as client:
+        result = await _test(client, base_url=upstream.base_url)
+        assert result["ok"] is False
+        answer = _check(result, "answer")
+        assert (answer["status"], answer["code"]) == ("fail", "response_too_large")
+        d = result["diagnostic"]
+        assert d["code"] == "response_too_large" and "65536" in d["message"]
+        r, _ = await decide(client)
+        assert r.status_code == 502 and r.json()["error"]["code"] == "response_too_large"

@@ -193,6 +193,24 @@ async def test_intent_not_offered_is_schema_mismatch_never_passed_through(app_fo
     assert len(await emulator.requests(model)) == 2  # one per decision: not retried
 
 
+async def test_slots_only_node_falls_back_with_no_intent(app_for, emulator) -> None:
+    # A node that offers no intents says nothing about intents when its model fails: the
+    # fallback answers `intent` null (the slots null), never the fallback name as an intent.
+    model = emulator.unique_model("qwen2.5-7b")
+    await emulator.script(model, {"status": 400})
+    async with app_for(model) as client:
+        r, _ = await decide(client, intents=[], fallback_intent="retry_node")
+        assert r.status_code == 200, r.text
+        got = r.json()
+        assert (got["intent"], got["fallback"], got["slots"]) == (None, True, {"time": None})
+        assert got["diagnostic"]["code"] == "upstream_error"
+        # Bounded as an intent name is: it would be answered and stored.
+        r, _ = await decide(client, intents=[], fallback_intent="x" * 5000)
+        assert r.status_code == 422
+        assert [f["field"] for f in r.json()["error"]["fields"]] == ["fallback_intent"]
+    assert len(await emulator.requests(model)) == 1  # the 422 sent nothing
+
+
 async def test_upstream_timeout_shorter_than_deadline_is_timeout_504(app_for, emulator) -> None:
     model = emulator.unique_model("qwen2.5-7b")
     await emulator.script(model, {"hang": True})
@@ -223,6 +241,39 @@ async def test_deadline_shorter_than_upstream_answers_by_the_deadline(app_for, e
         r, elapsed = await decide(client, deadline_ms=300, fallback_intent="refuse")
         assert r.status_code == 200 and r.json()["diagnostic"]["code"] == "deadline_exceeded"
         assert elapsed < 0.3 + SLACK_S
+
+
+async def test_deadline_counts_from_the_requests_arrival(app_for, emulator) -> None:
+    # The budget is the caller's: spent while its body arrived (or the worker's loop was
+    # busy with others) before the decision began. A model answer after it is never given.
+    import asyncio
+
+    import orjson
+
+    from tests.fixtures.database import SERVICE_HEADERS
+    from tests.test_nlu_support import DECIDE, decide_body
+
+    model = emulator.unique_model("qwen2.5-7b")
+    await emulator.script(model, {"content": answer("agree", time="明天")})
+    body = orjson.dumps(decide_body(deadline_ms=300, fallback_intent="refuse"))
+
+    async def trickle():  # type: ignore[no-untyped-def]
+        yield body[:20]
+        await asyncio.sleep(0.5)  # the caller's own delay: longer than its budget
+        yield body[20:]
+
+    async with app_for(model) as client:
+        r = await client.post(DECIDE, content=trickle(),
+                              headers={**SERVICE_HEADERS, "content-type": "application/json"})
+        assert r.status_code == 200, r.text
+        got = r.json()
+        assert (got["intent"], got["fallback"]) == ("refuse", True)
+        assert got["diagnostic"]["code"] == "deadline_exceeded" and got["latency_ms"] >= 500
+        [rec] = await records(client)
+        assert (rec["code"], rec["attempts"]) == ("deadline_exceeded", 0)
+        assert await emulator.requests(model) == []  # no model call for a spent budget
+        r, _ = await decide(client, deadline_ms=300)  # at once: the model answers
+        assert (r.status_code, r.json()["intent"], r.json()["fallback"]) == (200, "agree", False)
 
 
 async def test_retry_never_runs_past_the_deadline(app_for, emulator) -> None:

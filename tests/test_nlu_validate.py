@@ -87,6 +87,11 @@ def test_request_needs_intents_or_slots_and_a_known_fallback() -> None:
         node(intents=[], slots=[])
     with pytest.raises(ValidationError, match="fallback_intent"):
         node(fallback_intent="unknown")
+    with pytest.raises(ValidationError, match="fallback_intent"):  # slots only: still a name
+        node(intents=[], fallback_intent="a" * 65)
+    with pytest.raises(ValidationError, match="fallback_intent"):
+        node(intents=[], fallback_intent="two words")
+    assert node(intents=[], fallback_intent="retry_node").fallback_intent == "retry_node"
     with pytest.raises(ValidationError, match="values"):
         node(slots=[{"name": "level", "type": "enum"}])
 

@@ -76,3 +76,49 @@ def test_final_event_without_blank_line_is_kept() -> None:
 def test_empty_data_line_is_an_event() -> None:
     events, _ = feed_all([b"data:\n\n"])
     assert events == [SSEEvent("")]
+
+
+def _cpu_to_feed(chunks: list[bytes], **kw: int) -> float:
+    import time
+
+    parser = SSEParser(**kw)
+    started = time.process_time()
+    for chunk in chunks:
+        parser.feed(chunk)
+    parser.close()
+    return time.process_time() - started
+
+
+def test_a_long_line_costs_what_short_lines_cost() -> None:
+    # 8 MB in the transport's 16 KB chunks, once as one line without a newline until the
+    # end, once as 180,000 short events: linear, the long line is the cheaper of the two
+    # (joining the buffer to every chunk made it cost 6x the short ones, 2 s of CPU).
+    size = 8 * 1024 * 1024
+    long = b"data: " + b"x" * size + b"\n\n"
+    event = b'data: {"choices":[{"delta":{"content":"x"}}]}\n\n'
+    short = event * (size // len(event))
+
+    def pieces(raw: bytes) -> list[bytes]:
+        return [raw[i:i + 16384] for i in range(0, len(raw), 16384)]
+
+    assert _cpu_to_feed(pieces(long), max_line_bytes=2 * size) < _cpu_to_feed(pieces(short))
+
+
+def test_a_line_past_the_bound_raises_as_soon_as_it_passes() -> None:
+    from callout_server.llm.sse import SSELineTooLong
+
+    parser = SSEParser(max_line_bytes=1000)
+    assert parser.feed(b"data: " + b"x" * 900) == []
+    with pytest.raises(SSELineTooLong) as info:
+        parser.feed(b"x" * 200)  # no newline yet: 1,106 bytes pending
+    assert info.value.limit == 1000
+    with pytest.raises(SSELineTooLong):  # a whole line in one chunk
+        SSEParser(max_line_bytes=1000).feed(b"data: " + b"x" * 1000 + b"\n")
+    parser = SSEParser(max_line_bytes=1000)  # many data lines, the blank line never comes
+    with pytest.raises(SSELineTooLong):
+        for _ in range(20):
+            parser.feed(b"data: " + b"x" * 90 + b"\n")
+    # At the bound is fine, and the parser goes on.
+    parser = SSEParser(max_line_bytes=1000)
+    events = parser.feed(b"data: " + b"y" * 994 + b"\n\ndata: [DONE]\n\n")
+    assert [len(e.data) for e in events] == [994, 6]

@@ -5,8 +5,12 @@ In order, each refusal answered in the contract's error envelope without reading
 
     1. a NUL character in the path or a query value        -> 422 naming the parameter
     2. a declared body larger than the route's limit         -> 413 (Content-Length)
-    3. /api/* except login/logout without valid credentials  -> 401 / 403 (CSRF)
+    3. /api/* except login/logout without valid credentials  -> 401 / 403 (CSRF); 503 when a
+       console session cannot be looked up (database away)
     4. a streamed (chunked) body that grows past the limit   -> 413 while it is read
+
+Before any of it, the moment the request arrived is noted (`received_at`): a route with a
+deadline counts it from there, not from when its handler got to run.
 
 Authentication happens here, once, so an anonymous caller can make the server read nothing;
 the principal is left in the request state, where the route's dependencies find it.
@@ -14,6 +18,7 @@ the principal is left in the request state, where the route's dependencies find 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable
 from urllib.parse import parse_qsl
 
@@ -21,10 +26,19 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from callout_server.api.errors import MessageHTTPException, error_headers, validation_error_body
+from callout_server.api.errors import (
+    DATABASE_RETRY_AFTER_S,
+    MessageHTTPException,
+    database_unavailable_body,
+    error_headers,
+    validation_error_body,
+)
 from callout_server.api.language import negotiate_request
+from callout_server.db.engine import DatabaseDown
 from callout_server.errors import ApiError
 from callout_server.i18n import Locale, enter, leave, msg, text
+
+RECEIVED_AT = "received_at"
 
 # Routes that take credentials in their body, or need none.
 PUBLIC_API_PATHS = frozenset({"/api/auth/login", "/api/auth/logout"})
@@ -48,6 +62,9 @@ class EdgeMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        # When the request reached the app: a caller's time budget (`deadline_ms`) is spent
+        # from here, also while its body arrives and while the loop is busy with others.
+        scope.setdefault("state", {})[RECEIVED_AT] = time.perf_counter()
         # 0. the caller's language (Accept-Language, else [server] locale), for everything below
         locale = negotiate_request(scope, self.default_locale)
         token = enter(locale)
@@ -78,7 +95,17 @@ class EdgeMiddleware:
                 await JSONResponse(exc.body(locale), status_code=exc.status,
                                    headers=error_headers(exc))(scope, receive, send)
                 return
+            except DatabaseDown:  # a console session is looked up in the database
+                await JSONResponse(database_unavailable_body(locale), status_code=503, headers={
+                    "Retry-After": str(DATABASE_RETRY_AFTER_S)})(scope, receive, send)
+                return
         await self.app(scope, _counting(receive, limit), send)
+
+
+async def received_at(request: Request) -> float | None:
+    """A route dependency: `time.perf_counter()` when the request reached the edge (None
+    outside the app). async: a plain `def` dependency runs in a worker thread."""
+    return request.scope.get("state", {}).get(RECEIVED_AT)  # type: ignore[no-any-return]
 
 
 def _vary_language(send: Send) -> Send:

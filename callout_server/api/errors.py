@@ -1,7 +1,8 @@
 """The contract's error body, rendered in one place, in the caller's language.
 
 Domain errors (`callout_server.errors.ApiError` and its subclasses) render as
-`{"error": {"code", "message", ...}}` with their own status. Request validation errors
+`{"error": {"code", "message", ...}}` with their own status; a unit of work that met a
+database that cannot serve it (`db.engine.DatabaseDown`) is 503 `database_unavailable`. Request validation errors
 become 422 with the offending fields named in both `message` and `fields` (each with the
 pydantic error `type` as its `code`); a body that is not JSON is a 422 naming the line and
 column; anything unexpected is a 500 in the same envelope. A 429 or 503 carries
@@ -19,6 +20,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from callout_server.api.language import request_locale
+from callout_server.db.engine import DatabaseDown
 from callout_server.errors import ApiError
 from callout_server.i18n import COLON, SEMICOLON, Locale, Msg, field_message, json_reason, text
 
@@ -72,6 +74,15 @@ def error_headers(exc: ApiError) -> dict[str, str] | None:
     return None
 
 
+# Seconds a client is told to wait while the database is away (the poll probes every second).
+DATABASE_RETRY_AFTER_S = 2
+
+
+def database_unavailable_body(locale: Locale) -> dict[str, Any]:
+    return {"error": {"code": "database_unavailable",
+                      "message": text("database_unavailable", locale)}}
+
+
 def internal_error_body(locale: Locale) -> dict[str, Any]:
     return {"error": {"code": "internal_error", "message": text("internal_error", locale)}}
 
@@ -92,6 +103,13 @@ def install_error_handlers(app: FastAPI) -> None:
         # Starlette's ServerErrorMiddleware calls this, sends the answer, then re-raises so
         # the server logs the traceback: the client gets the envelope, never a bare text.
         return JSONResponse(internal_error_body(request_locale(request)), status_code=500)
+
+    @app.exception_handler(DatabaseDown)
+    async def _database_down(request: Request, exc: DatabaseDown) -> JSONResponse:
+        # The one answer of every route whose unit of work met a database that cannot serve
+        # (db/engine.py translates the driver's errors): 503, the client may retry shortly.
+        return JSONResponse(database_unavailable_body(request_locale(request)), status_code=503,
+                            headers={"Retry-After": str(DATABASE_RETRY_AFTER_S)})
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:

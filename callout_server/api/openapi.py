@@ -9,6 +9,8 @@ can give come from the layers around them and are added here, in one place:
     any /api/ route but login    401 unauthorized (the edge checks credentials first)
     /api/admin/*                 403 forbidden (a service token, or a failed CSRF check)
     any route with parameters    422 validation_error
+    /api/admin/*, /api/auth/*    503 database_unavailable (their work, or the console session
+                                 the edge looks up, needs the database)
 
 Every error response points at one `Error` schema: the contract's envelope.
 """
@@ -41,6 +43,7 @@ _DESCRIPTIONS = {
     413: "the body is larger than the route's limit",
     422: "invalid JSON or invalid fields, named in `fields`",
     500: "an unexpected server error (the server log has the details)",
+    503: "the database (or another service) is unavailable for now: retry after `Retry-After`",
 }
 _METHODS = ("get", "put", "post", "delete", "patch")
 
@@ -60,6 +63,8 @@ def _statuses(path: str, operation: dict[str, Any]) -> set[int]:
         statuses.add(401)
     if path.startswith("/api/admin/"):
         statuses.add(403)
+    if path.startswith(("/api/admin/", "/api/auth/")):
+        statuses.add(503)
     return statuses
 
 

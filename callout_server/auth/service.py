@@ -10,8 +10,9 @@
                        used by admin/console requests only
     change_password    the user's own; their other sessions end
 
-Errors raised here are the API's (`Unauthorized`, `ServiceUnavailable`, and `auth/errors.py`'s
-429 and 409), so the thin router only forwards them. Secrets (passwords, tokens, session ids) never reach a
+Errors raised here are the API's (`Unauthorized` and `auth/errors.py`'s 429 and 409; a
+database that cannot serve is the session's `DatabaseDown`, a 503), so the thin router only
+forwards them. Secrets (passwords, tokens, session ids) never reach a
 log line; generated ones are written once to stdout, after the transaction that stores their
 hashes has committed.
 """
@@ -22,14 +23,12 @@ import asyncio
 import hashlib
 import logging
 import secrets
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, TextIO
 
 from sqlalchemy import delete, select, update
-from sqlalchemy.exc import DBAPIError, OperationalError
 
 from callout_server.audit.trail import Actor, record
 from callout_server.auth.bootstrap_credentials import CredentialsBootstrap
@@ -41,7 +40,7 @@ from callout_server.auth.throttle import LoginThrottle
 from callout_server.auth.tokens import SCOPES, TokenTable, hash_token, token_name
 from callout_server.db.base import utcnow
 from callout_server.db.engine import Database, is_db_unavailable
-from callout_server.errors import ServiceUnavailable, Unauthorized, UnprocessableEntity
+from callout_server.errors import Unauthorized, UnprocessableEntity
 from callout_server.i18n import msg
 
 log = logging.getLogger(__name__)
@@ -154,7 +153,7 @@ class AuthService:
             raise TooManyAttempts(msg("too_many_logins"), retry_after_s=int(wait) + 1)
         row = None
         if 0 < len(username) <= _MAX_FIELD and len(password) <= 4096:
-            async with self._db_errors(), self._db.session() as s:
+            async with self._db.session() as s:
                 row = await s.get(User, username)
         # Unknown users are verified against a dummy hash: same cost, same answer.
         check = await asyncio.to_thread(verify_password, row.password_hash if row else None,
@@ -167,7 +166,7 @@ class AuthService:
 
         session_id, csrf, now = secrets.token_urlsafe(32), secrets.token_urlsafe(32), self.clock()
         info = SessionInfo(row.username, row.role, csrf, now + self.session_ttl)
-        async with self._db_errors(), self._db.session() as s:
+        async with self._db.session() as s:
             values: dict[str, Any] = {"last_login_at": now}
             if check.new_hash:
                 values["password_hash"] = check.new_hash
@@ -205,7 +204,7 @@ class AuthService:
                 .join(User, User.username == UserSession.username)
                 .where(UserSession.id == _session_key(session_id),
                        UserSession.expires_at > self.clock(), User.enabled.is_(True)))
-        async with self._db_errors(), self._db.session() as s:
+        async with self._db.session() as s:
             row = (await s.execute(stmt)).one_or_none()
         if row is None:
             return None
@@ -214,7 +213,7 @@ class AuthService:
     async def logout(self, session_id: str, client: str | None = None) -> None:
         if not session_id or len(session_id) > _MAX_FIELD:
             return
-        async with self._db_errors(), self._db.session() as s:
+        async with self._db.session() as s:
             username = await s.scalar(delete(UserSession)
                                       .where(UserSession.id == _session_key(session_id))
                                       .returning(UserSession.username))
@@ -234,14 +233,14 @@ class AuthService:
         wait = self.throttle.retry_after(key)
         if wait > 0:
             raise TooManyAttempts(msg("too_many_passwords"), retry_after_s=int(wait) + 1)
-        async with self._db_errors(), self._db.session() as s:
+        async with self._db.session() as s:
             row = await s.get(User, username)
         check = await asyncio.to_thread(verify_password, row.password_hash if row else None,
                                         current)
         actor = Actor(username, "session", client)
         if row is None or not check.ok:
             self.throttle.failure(key)
-            async with self._db_errors(), self._db.session() as s:
+            async with self._db.session() as s:
                 record(s, actor, "auth.password_change_failed", target=f"user:{username}",
                        detail={"reason": "wrong_current_password"})
             raise UnprocessableEntity(
@@ -255,7 +254,7 @@ class AuthService:
                 fields=[{"field": "new_password", "code": "password_unchanged",
                          "message": msg("password_unchanged_field")}])
         new_hash = await asyncio.to_thread(hash_password, new)
-        async with self._db_errors(), self._db.session() as s:
+        async with self._db.session() as s:
             await s.execute(update(User).where(User.username == username)
                             .values(password_hash=new_hash, updated_at=self.clock()))
             ended = await s.execute(delete(UserSession).where(
@@ -264,17 +263,3 @@ class AuthService:
             record(s, actor, "auth.password_change", target=f"user:{username}",
                    detail={"other_sessions_ended": count})
         return count
-
-    @asynccontextmanager
-    async def _db_errors(self) -> AsyncIterator[None]:
-        """A database that cannot be reached is a 503 for the caller, not a 500."""
-        try:
-            yield
-        except (OperationalError, OSError) as exc:
-            raise ServiceUnavailable(msg("database_unavailable"),
-                                     code="database_unavailable") from exc
-        except DBAPIError as exc:
-            if exc.connection_invalidated:
-                raise ServiceUnavailable(msg("database_unavailable"),
-                                         code="database_unavailable") from exc
-            raise

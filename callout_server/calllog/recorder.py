@@ -45,7 +45,7 @@ from callout_server.db.retention import purge_every
 
 log = logging.getLogger(__name__)
 
-WriterState = Literal["ok", "stalled"]
+WriterState = Literal["ok", "catching_up", "stalled"]
 
 
 class DiagnosticsRecorder:
@@ -82,6 +82,9 @@ class DiagnosticsRecorder:
         self.rejected = 0
         self.written = 0
         self.db_ok = True
+        # Records were dropped, or a write failed, since the queue was last empty: the log is
+        # behind (health says `catching_up` until a write empties the queue).
+        self.behind = False
 
     @property
     def pending(self) -> int:
@@ -93,9 +96,11 @@ class DiagnosticsRecorder:
         oldest = self._in_flight[0] if self._in_flight else (
             self._queue[0] if self._queue else None)
         if oldest is None:
-            return {"diagnostics_writer": "ok", "diagnostics_oldest_pending_s": None}
+            return {"diagnostics_writer": "catching_up" if self.behind else "ok",
+                    "diagnostics_oldest_pending_s": None}
         waited = time.monotonic() - self._waiting_since
-        state: WriterState = "stalled" if waited > self._stalled_after_s else "ok"
+        state: WriterState = "stalled" if waited > self._stalled_after_s else (
+            "catching_up" if self.behind else "ok")
         age = max((utcnow() - oldest.at).total_seconds(), 0.0)
         return {"diagnostics_writer": state, "diagnostics_oldest_pending_s": round(age, 1)}
 
@@ -115,6 +120,7 @@ class DiagnosticsRecorder:
         elif len(self._queue) >= self._queue_size:
             self._queue.popleft()
             self.dropped += 1
+            self.behind = True
             metrics.DIAG_DROPPED.inc()
         self._queue.append(rec)
         metrics.DIAG_QUEUED.set(len(self._queue))
@@ -192,6 +198,7 @@ class DiagnosticsRecorder:
                     log.warning("call log writer: cannot write (%s); retrying",
                                 type(exc).__name__)
                 self.db_ok = False
+                self.behind = self.behind or bool(self._queue)
                 # Not woken by new records: during an outage every record would retry.
                 await self._sleep(self._stopped, backoff)
                 backoff = min(backoff * 2, 10.0)
@@ -243,6 +250,9 @@ class DiagnosticsRecorder:
         except BaseException:
             self._put_back([rec for part in reversed(todo) for rec in part])
             raise
+        else:
+            if not self._queue:  # caught up
+                self.behind = False
         finally:
             self._in_flight = []
             metrics.DIAG_QUEUED.set(len(self._queue))
@@ -266,6 +276,7 @@ class DiagnosticsRecorder:
         room = self._queue_size - len(self._queue)
         keep = records[-room:] if room > 0 else []
         lost = len(records) - len(keep)
+        self.behind = True  # a batch put back: a write failed with records waiting
         if lost:
             self.dropped += lost
             metrics.DIAG_DROPPED.inc(lost)

@@ -10,6 +10,8 @@
                                                         another origin while a key is stored
       PoolInvalid             422 validation_error      endpoints / fallback_ids that cannot be
       InUse                   409 in_use                another configuration falls back to it
+      TargetRefused           422 validation_error      a base URL that is (or resolves to) a
+                                                        cloud-metadata or link-local address
 """
 
 from __future__ import annotations
@@ -83,3 +85,13 @@ class ApiKeyRequired(UnprocessableEntity):
         super().__init__(msg("api_key_required"),
                          fields=[{"field": "api_key", "code": "api_key_required",
                                   "message": msg("api_key_required_field")}])
+
+
+class TargetRefused(UnprocessableEntity):
+    """A base URL the target policy refuses (llm/targets.py), named by its field."""
+
+    def __init__(self, field: str, address: str) -> None:
+        reason = msg("url_blocked_target", address=address)
+        super().__init__(msg("field_invalid", field=field, reason=reason),
+                         fields=[{"field": field, "code": "url_blocked_target",
+                                  "message": reason}])

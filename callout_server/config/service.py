@@ -49,11 +49,12 @@ from callout_server.config.schemas import (
 )
 from callout_server.config.secrets import SecretBox, SecretDecryptError
 from callout_server.config.snapshot import ConfigStore, row_to_config
+from callout_server.config.targets import refuse_targets
 from callout_server.db.base import utcnow
 from callout_server.db.engine import Database, is_db_unavailable
 from callout_server.errors import ApiError
 from callout_server.i18n import current, msg, text
-from callout_server.llm import LLMConfig, mask_api_key, mask_url
+from callout_server.llm import LLMConfig, TargetPolicy, mask_api_key, mask_url
 
 # Row fields an operator writes (api_key is handled apart: it is never diffed in clear).
 FIELDS = ROW_FIELDS
@@ -78,7 +79,9 @@ class ConfigEvents(Protocol):
 
 class ConfigService:
     def __init__(self, db: Database, secrets: SecretBox, store: ConfigStore,
-                 events: ConfigEvents, *, write_timeout_s: float = 10.0) -> None:
+                 events: ConfigEvents, *, write_timeout_s: float = 10.0,
+                 targets: TargetPolicy | None = None) -> None:
+        self.targets = targets or TargetPolicy()
         self.db = db
         self.secrets = secrets
         self.store = store
@@ -176,6 +179,7 @@ class ConfigService:
 
     # -- writes ------------------------------------------------------------------------
     async def create(self, body: LLMConfigCreate, actor: Actor) -> LLMConfigOut:
+        await refuse_targets(self.targets, body.base_url, body.endpoints)
         async with self._write() as (repo, generation):
             if await repo.name_taken(body.tier, body.name):
                 raise NameConflict(body.tier, body.name)
@@ -202,6 +206,7 @@ class ConfigService:
         sent = body.changes()
         if "endpoints" in sent:
             sent["endpoints"] = endpoint_dicts(sent["endpoints"])
+        await refuse_targets(self.targets, sent.get("base_url"), sent.get("endpoints"))
         async with self._write() as (repo, generation):
             row = await self._require(repo, config_id, for_update=True)
             if row.version != body.version:

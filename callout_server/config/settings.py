@@ -13,21 +13,17 @@ from pathlib import Path
 from typing import Any, Literal
 
 import tomli
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from callout_server.audit.settings import AuditSettings
 from callout_server.auth.settings import AuthSettings
 from callout_server.config.model import TIERS, Tier
-from callout_server.config.schemas import (
-    ConfigValues,
-    EndpointIn,
-    call_values,
-    check_endpoints,
-    repeated_base_url,
-)
-from callout_server.config.vendors import check_vendor
+from callout_server.config.tier_settings import LimitsSettings, LLMSection, LLMSections, Section
 from callout_server.i18n import invalid
-from callout_server.llm import LLMConfig, check_api_key, check_no_url_credentials
+from callout_server.llm import (
+    LLMConfig,
+    TargetPolicy,
+)
 
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
@@ -48,12 +44,18 @@ def interpolate(value: Any, env: dict[str, str] | None = None) -> Any:
     return value
 
 
-class _Section(BaseModel):
-    # Error messages name the key, never its value: settings hold keys, tokens, passwords.
-    model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)
+def parse_logger_levels(text: str) -> dict[str, str]:
+    """`"name=level,name=level"` (the environment's and the command line's spelling)."""
+    levels: dict[str, str] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        name, eq, level = item.partition("=")
+        if not eq or not name.strip():
+            raise invalid("logger_level_pair")
+        levels[name.strip()] = level.strip().lower()
+    return levels
 
 
-class ServerSettings(_Section):
+class ServerSettings(Section):
     host: str = "127.0.0.1"
     port: int = 8080
     locale: Literal["zh", "en"] = "zh"
@@ -65,14 +67,37 @@ class ServerSettings(_Section):
     # --forwarded-allow-ips): "" trusts none, so a client cannot pick its own address
     # (the login throttle counts per address). Comma-separated IPs/CIDRs, or "*".
     forwarded_allow_ips: str = ""
+    # Configurations may point at cloud-metadata and link-local addresses (169.254.0.0/16,
+    # fe80::/10, 100.100.100.200, fd00:ec2::254, metadata.google.internal ...): only a lab
+    # that serves a model there needs it (llm/targets.py).
+    allow_metadata_upstreams: bool = False
     log_format: Literal["text", "json"] = "text"  # json: one JSON object per log line
     access_log: bool = False  # a line per request (uvicorn's); off: it costs the hot path
+    # Levels by logger name (`{"sqlalchemy.engine" = "info"}`): the only way the database and
+    # HTTP drivers log below their floors (logs.DRIVER_LOGGERS), whatever `log_level` says.
+    # From the environment: CALLOUT_LOG_LEVELS="sqlalchemy.engine=info,httpx=debug".
+    log_levels: dict[str, Literal["debug", "info", "warning", "error"]] = Field(
+        default_factory=dict)
+
+    @field_validator("log_levels", mode="before")
+    @classmethod
+    def _levels_from_text(cls, v: Any) -> Any:
+        return parse_logger_levels(v) if isinstance(v, str) else v
+
+    # What a connection may cost before and while it sends a request (per worker; the
+    # mapping onto uvicorn and granian is in docs/configuration.md). Dialers keep their
+    # connections: the idle limit is longer than uvicorn's 5 s.
+    keepalive_timeout_s: float = Field(20.0, gt=0, le=3600)  # idle: opened, or between requests
+    header_timeout_s: float = Field(10.0, gt=0, le=600)  # first byte to the end of the headers
+    body_timeout_s: float = Field(30.0, gt=0, le=3600)  # end of the headers to the end of the body
+    # Open connections per worker; beyond it a new one gets 503 too_many_connections.
+    max_connections: int = Field(2048, ge=1, le=1_000_000)
 
     def body_limit(self, path: str) -> int:
         return self.nlu_max_body_bytes if path.startswith("/api/nlu/") else self.max_body_bytes
 
 
-class DatabaseSettings(_Section):
+class DatabaseSettings(Section):
     url: str = ""  # empty: embedded SQLite file `sqlite_path`
     sqlite_path: str = "./callout.db"
     pool_size: int = 10
@@ -94,66 +119,13 @@ class DatabaseSettings(_Section):
         return self.effective_url.startswith("sqlite")
 
 
-class RedisSettings(_Section):
+class RedisSettings(Section):
     url: str = ""  # empty: single process, in-process bus
     channel_prefix: str = "callout"
     poll_interval_s: float = 3.0
 
 
-class LLMSection(_Section, ConfigValues):
-    """A `[llm.<tier>]` section: the same fields and bounds as a stored configuration."""
-
-    name: str = Field("", max_length=128)  # "" -> "<tier>-file"
-    api_key: SecretStr = SecretStr("")
-
-    @field_validator("vendor")
-    @classmethod
-    def _vendor(cls, v: str | None) -> str | None:
-        return check_vendor(v)  # a misspelt name is a start-up error, not silently ignored
-
-    @field_validator("base_url")
-    @classmethod
-    def _no_credentials(cls, v: str) -> str:
-        return check_no_url_credentials(v)
-
-    @field_validator("endpoints")
-    @classmethod
-    def _replicas(cls, v: list[EndpointIn]) -> list[EndpointIn]:
-        return check_endpoints(v)
-
-    @field_validator("fallback_ids")
-    @classmethod
-    def _no_fallbacks(cls, v: list[int]) -> list[int]:
-        if v:  # they name stored configurations, which a file cannot vouch for
-            raise invalid("fallback_ids_in_file")
-        return v
-
-    @model_validator(mode="after")
-    def _not_twice(self) -> LLMSection:
-        if repeated_base_url(self.base_url, self.endpoints) is not None:
-            raise invalid("endpoint_repeats_base_url")
-        return self
-
-    @field_validator("api_key")
-    @classmethod
-    def _sendable_key(cls, v: SecretStr) -> SecretStr:
-        # Stripped like the admin API does: a key file read into ${VAR} often ends in "\n".
-        return SecretStr(check_api_key(v.get_secret_value().strip()))
-
-    def to_config(self, tier: Tier) -> LLMConfig:
-        values = call_values(self) | {"name": self.name or f"{tier}-file",
-                                      "extra_params": dict(self.extra_params)}
-        return LLMConfig(tier=tier, api_key=self.api_key.get_secret_value(), source="file",
-                         **values)
-
-
-class LLMSections(_Section):
-    nlu: LLMSection
-    chat: LLMSection
-    script: LLMSection
-
-
-class ChatSettings(_Section):
+class ChatSettings(Section):
     batch_sentences: int = Field(3, ge=1, le=10)
     first_clause_min_chars: int = Field(10, ge=1)
     session_ttl_s: float = Field(1800.0, gt=0)
@@ -167,7 +139,7 @@ class ChatSettings(_Section):
     timeout_apology: str = "不好意思，我这边刚才没听清，您能再说一遍吗？"
 
 
-class DiagnosticsSettings(_Section):
+class DiagnosticsSettings(Section):
     retention_days: int = Field(30, ge=1)
     queue_size: int = Field(10_000, ge=10)
     batch_size: int = Field(200, ge=1)
@@ -176,14 +148,14 @@ class DiagnosticsSettings(_Section):
     stalled_after_s: float = Field(30.0, gt=0)
 
 
-class CalllogSettings(_Section):
+class CalllogSettings(Section):
     # Days each NLU call's inputs (utterance, context, intents, slots, instructions) and
     # decision are kept for shadow evaluation: customers' words. 0 keeps none. Never longer
     # than [diagnostics] retention_days.
     nlu_inputs_days: int = Field(7, ge=0, le=3650)
 
 
-class EvaluationSettings(_Section):
+class EvaluationSettings(Section):
     # Replays in flight at once per evaluation: live traffic is never queued behind them.
     concurrency: int = Field(4, ge=1, le=64)
     # Replays started per second at most: each costs the worker what a live decision costs,
@@ -197,12 +169,13 @@ class EvaluationSettings(_Section):
     busy_lag_ms: float = Field(10.0, gt=0, le=1000)
 
 
-class Settings(_Section):
+class Settings(Section):
     server: ServerSettings = Field(default_factory=ServerSettings)
     database: DatabaseSettings = Field(default_factory=DatabaseSettings)
     redis: RedisSettings = Field(default_factory=RedisSettings)
     auth: AuthSettings = Field(default_factory=AuthSettings)
     llm: LLMSections
+    limits: LimitsSettings = Field(default_factory=LimitsSettings)
     chat: ChatSettings = Field(default_factory=ChatSettings)
     diagnostics: DiagnosticsSettings = Field(default_factory=DiagnosticsSettings)
     audit: AuditSettings = Field(default_factory=AuditSettings)
@@ -216,6 +189,24 @@ class Settings(_Section):
         if missing:
             raise invalid("llm_section_missing", tier=missing[0])
         return v
+
+    @model_validator(mode="after")
+    def _no_metadata_targets(self) -> Settings:
+        policy = self.targets
+        for tier in TIERS:
+            section: LLMSection = getattr(self.llm, tier)
+            urls = [("base_url", section.base_url)] + [
+                (f"endpoints.{i}.base_url", ep.base_url) for i, ep in enumerate(section.endpoints)]
+            for key, url in urls:
+                refusal = policy.literal(url)
+                if refusal is not None:  # names are judged when they are resolved, per call
+                    raise invalid("url_blocked_target_in_file", key=f"llm.{tier}.{key}",
+                                  address=refusal.address)
+        return self
+
+    @property
+    def targets(self) -> TargetPolicy:
+        return TargetPolicy(allow_metadata=self.server.allow_metadata_upstreams)
 
     @cached_property
     def file_llm_configs(self) -> dict[Tier, LLMConfig]:
@@ -242,6 +233,12 @@ ENV_OVERRIDES: dict[str, tuple[str, str]] = {
     "CALLOUT_LOG_FORMAT": ("server", "log_format"),
     "CALLOUT_ACCESS_LOG": ("server", "access_log"),
     "CALLOUT_LOG_LEVEL": ("server", "log_level"),
+    "CALLOUT_LOG_LEVELS": ("server", "log_levels"),
+    "CALLOUT_ALLOW_METADATA_UPSTREAMS": ("server", "allow_metadata_upstreams"),
+    "CALLOUT_KEEPALIVE_TIMEOUT_S": ("server", "keepalive_timeout_s"),
+    "CALLOUT_HEADER_TIMEOUT_S": ("server", "header_timeout_s"),
+    "CALLOUT_BODY_TIMEOUT_S": ("server", "body_timeout_s"),
+    "CALLOUT_MAX_CONNECTIONS": ("server", "max_connections"),
     "CALLOUT_AUDIT_RETENTION_DAYS": ("audit", "retention_days"),
 }
 
@@ -294,5 +291,5 @@ def load_settings(path: str | os.PathLike[str] | None = None,
     try:
         return Settings.model_validate(data)
     except ValueError as exc:
-        # The message names the key (`llm.nlu.api_key`); inputs are hidden (`_Section`).
+        # The message names the key (`llm.nlu.api_key`); inputs are hidden (`Section`).
         raise ConfigFileError(f"{file}: {exc}") from exc

@@ -1,4 +1,11 @@
-"""Async engine and session factory for PostgreSQL (asyncpg) or the embedded SQLite file."""
+"""Async engine and session factory for PostgreSQL (asyncpg) or the embedded SQLite file.
+
+`Database.session()` is the one unit of work, and the one place the driver's connection
+failures are translated: whatever a unit of work meets when the database cannot serve it
+(refused or silent connections, a pool that waits too long, a server starting up or shutting
+down) leaves it as `DatabaseDown`, chained to the driver's exception; the web layer answers
+it with 503 `database_unavailable` (`api/errors.py`), so no route needs its own try/except.
+"""
 
 from __future__ import annotations
 
@@ -18,11 +25,37 @@ from sqlalchemy.ext.asyncio import (
 from callout_server.db.base import SCHEMA
 
 
+class DatabaseDown(Exception):
+    """The database cannot serve a unit of work now (the driver's exception is the cause)."""
+
+    def __init__(self) -> None:
+        super().__init__("database unavailable")
+
+
+# SQLSTATEs of a server that is there but does not serve: class 08 (connection exception),
+# 57P01-57P03 (terminated by a shutdown, crash or admin; "starting up" / "shutting down"),
+# 53300 (too many connections).
+_UNAVAILABLE_SQLSTATES = ("08", "57P01", "57P02", "57P03", "53300")
+
+
+def _sqlstate(exc: BaseException) -> str | None:
+    for candidate in (exc, getattr(exc, "orig", None), exc.__cause__):
+        state = getattr(candidate, "sqlstate", None)
+        if isinstance(state, str):
+            return state
+    return None
+
+
 def is_db_unavailable(exc: BaseException) -> bool:
     """Connection-level failures (as opposed to constraint violations or bugs)."""
+    if isinstance(exc, DatabaseDown):
+        return True
     if isinstance(exc, DBAPIError) and exc.connection_invalidated:
         return True
-    return isinstance(exc, OperationalError | InterfaceError | PoolTimeout | OSError | TimeoutError)
+    if isinstance(exc, OperationalError | InterfaceError | PoolTimeout | OSError | TimeoutError):
+        return True
+    state = _sqlstate(exc)
+    return state is not None and state.startswith(_UNAVAILABLE_SQLSTATES)
 
 
 def is_sqlite(url: str) -> bool:
@@ -62,13 +95,26 @@ class Database:
 
     @asynccontextmanager
     async def session(self) -> AsyncIterator[AsyncSession]:
-        async with self.sessionmaker() as session:
-            try:
-                yield session
-                await session.commit()
-            except BaseException:
-                await session.rollback()
-                raise
+        """One unit of work: commits, or rolls back; a database that cannot serve it raises
+        `DatabaseDown` (from the driver's exception)."""
+        try:
+            async with self.sessionmaker() as session:
+                try:
+                    yield session
+                    await session.commit()
+                except BaseException as exc:
+                    try:
+                        await session.rollback()
+                    except Exception:
+                        if not (isinstance(exc, Exception) and is_db_unavailable(exc)):
+                            raise
+                    raise
+        except DatabaseDown:
+            raise
+        except Exception as exc:
+            if is_db_unavailable(exc):
+                raise DatabaseDown() from exc
+            raise
 
     async def dispose(self) -> None:
         await self.engine.dispose()

@@ -26,10 +26,10 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from callout_server.audit.trail import Actor, record
-from callout_server.config.errors import ConfigNotFound, DatabaseUnavailable
+from callout_server.config.errors import ConfigNotFound
 from callout_server.config.service import ConfigService
 from callout_server.db.base import utcnow
-from callout_server.db.engine import Database, is_db_unavailable
+from callout_server.db.engine import Database
 from callout_server.evaluation import repository
 from callout_server.evaluation.errors import (
     EvaluationNotFound,
@@ -107,13 +107,9 @@ class EvaluationService:
 
     @contextlib.asynccontextmanager
     async def _session(self) -> AsyncIterator[AsyncSession]:
-        try:
-            async with self._db.session() as s:
-                yield s
-        except Exception as exc:
-            if is_db_unavailable(exc):
-                raise DatabaseUnavailable() from exc
-            raise
+        # A database that cannot serve raises the session's DatabaseDown: a 503 for the caller.
+        async with self._db.session() as s:
+            yield s
 
     async def sweep(self) -> list[int]:
         """Mark failed what is `running` but runs nowhere (see the module docstring)."""

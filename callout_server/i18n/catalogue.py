@@ -54,6 +54,12 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "password_unchanged": ("new_password：新密码必须与当前密码不同",
                            "new_password: must differ from the current password"),
     "password_unchanged_field": ("必须与当前密码不同", "must differ from the current password"),
+    "too_many_connections": ("此工作进程的连接数已达上限，请稍后重试",
+                             "this worker has reached its connection limit; try again shortly"),
+    "request_headers_timeout": ("请求头没有在 {seconds} 秒内传完", "the request headers did not "
+                                "arrive within {seconds}s"),
+    "request_body_timeout": ("请求体没有在 {seconds} 秒内传完", "the request body did not arrive "
+                             "within {seconds}s"),
     "database_unavailable": ("数据库暂时不可用，请稍后重试",
                              "the database is unavailable; try again shortly"),
     # -- model configurations -------------------------------------------------------------
@@ -152,6 +158,19 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "fallback_ids_in_file": ("fallback_ids 指向已存储的配置：请在控制台（或管理接口）的配置上设置",
                              "fallback_ids name stored configurations: set them on a "
                              "configuration in the console (or the admin API)"),
+    "logger_level_pair": ("应写作 名称=级别，用逗号分隔（例如 `sqlalchemy.engine=info`）",
+                          "expected name=level pairs, comma-separated "
+                          "(e.g. sqlalchemy.engine=info)"),
+    "url_blocked_target": ("指向云元数据或链路本地地址（{address}），不能作为模型服务地址（实验环境确需访问时设置 "
+                           "[server] allow_metadata_upstreams）",
+                           "points at a cloud-metadata or link-local address ({address}), which "
+                           "is never a model server (a lab that needs it sets [server] "
+                           "allow_metadata_upstreams)"),
+    "url_blocked_target_in_file": ("{key} 指向云元数据或链路本地地址（{address}），不能作为模型服务地址（实验环境确需访问时设置 "
+                                   "[server] allow_metadata_upstreams）",
+                                   "{key} points at a cloud-metadata or link-local address "
+                                   "({address}), which is never a model server (a lab that "
+                                   "needs it sets [server] allow_metadata_upstreams)"),
     "fallback_twice": ("同一个配置出现了两次", "names a configuration twice"),
     "fallback_self": ("配置不能回退到自己", "a configuration cannot fall back to itself"),
     "fallback_unknown": ("没有模型配置 {config_id}", "no model configuration {config_id}"),

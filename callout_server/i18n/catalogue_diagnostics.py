@@ -83,6 +83,14 @@ DIAGNOSTIC_MESSAGES: dict[str, tuple[str, str]] = {
     "advice.connect_error": (
         "检查 base_url、网络与推理服务是否在运行",
         "Check base_url, the network, and that the inference server is running"),
+    "diagnostic.response_too_large": (
+        "推理服务的响应超过大小上限，已停止读取并断开连接",
+        "The inference server's answer passed the size limit: reading stopped and the "
+        "connection was closed"),
+    "advice.response_too_large": (
+        "检查 max_tokens 与推理服务的输出是否失控；回答确实这么大时，调大该层级的 [limits] max_response_bytes",
+        "Check max_tokens and whether the server's output runs away; if answers really are "
+        "this large, raise the tier's [limits] max_response_bytes"),
     "diagnostic.cancelled": (
         "调用已被取消",
         "The call was cancelled"),
@@ -137,6 +145,9 @@ DIAGNOSTIC_MESSAGES: dict[str, tuple[str, str]] = {
     "reason.closed_before_end": (
         "流结束前连接被服务端关闭",
         "connection closed by the server before the stream finished"),
+    "reason.response_limit": ("超过 {limit} 字节", "more than {limit} bytes"),
+    "reason.line_limit": (
+        "事件流的一行超过 {limit} 字节", "an event-stream line longer than {limit} bytes"),
     "reason.malformed_body": (
         "响应体格式错误（{bytes} 字节，不是 JSON 对象）",
         "malformed response body ({bytes} bytes, not a JSON object)"),
@@ -150,6 +161,13 @@ DIAGNOSTIC_MESSAGES: dict[str, tuple[str, str]] = {
         "配置的 API Key 无法放进 HTTP 请求头：含有空格、控制字符或非 ASCII 字符，请重新保存 Key",
         "the configured API key cannot be sent in an HTTP header: it holds a space, a control"
         " or a non-ASCII character; save the key again"),
+    "reason.redirect_not_followed": (
+        "重定向不会被跟随：base_url 应直接指向推理服务",
+        "a redirect, never followed: base_url must name the server itself"),
+    "reason.blocked_target": (
+        "{host} 指向云元数据或链路本地地址（{address}），不会连接；实验环境确需访问时设置 [server] allow_metadata_upstreams",
+        "{host} points at a cloud-metadata or link-local address ({address}), which is never"
+        " connected to; a lab that needs it sets [server] allow_metadata_upstreams"),
     "reason.url_credentials": (
         "base_url 带有凭据（user:password@），凭据不会被发送；请去掉它们，把 Key 填在 api_key",
         "base_url carries credentials (user:password@), which are never sent; remove them and"

@@ -44,7 +44,9 @@ from callout_server.llm.sentence_batcher import SentenceBatcher
 from callout_server.llm.sentences import join_sentences
 from callout_server.llm.speech import speakable
 from callout_server.llm.stream import LLMStream
+from callout_server.llm.targets import Refusal, TargetPolicy
 from callout_server.llm.thinking import effective_thinking
+from callout_server.llm.transport import PoolLimits
 
 if TYPE_CHECKING:
     from callout_server.llm.json_extract import JSONExtractionError, extract_json_object
@@ -86,8 +88,11 @@ __all__ = [
     "LLMRequest",
     "LLMStream",
     "Locale",
+    "PoolLimits",
     "ReasoningDelta",
+    "Refusal",
     "SentenceBatcher",
+    "TargetPolicy",
     "TextDelta",
     "ToolCall",
     "Usage",

@@ -7,9 +7,13 @@
 
 Exceptions (errors.py): every failure is an `LLMCallError` carrying a Diagnostic —
     timeout          no (complete) answer within the call's time limits
-    connect_error    the server could not be reached
+    connect_error    the server could not be reached, or may not be: a cloud-metadata or
+                     link-local target (targets.py), by its address or by what its name
+                     resolves to at connection time
     upstream_error   HTTP error status (with `status` and the vendor's own message), an
                      in-band error object/event, a malformed body or chunk, a disconnect
+    response_too_large
+                     the answer passed its pool's `max_response_bytes` (cut off unread)
     truncated_by_reasoning / truncated / empty_output
                      the call finished but left no usable answer (classify.py)
 httpx and aiohttp exceptions are translated once (transport.py) and chained with `from`.
@@ -25,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -40,17 +45,23 @@ from callout_server.llm.events import Finish, ToolCall, Usage
 from callout_server.llm.request import LLMRequest
 from callout_server.llm.request_body import build_request
 from callout_server.llm.stream import LLMStream
+from callout_server.llm.targets import TargetPolicy
 from callout_server.llm.transport import (
     CONNECT_TIMEOUT_S,
+    ERROR_BODY_LIMIT,
     TRANSPORT_ERRORS,
+    PoolLimits,
     aiohttp_session,
     call_error,
     inband_error,
     make_http_client,
     make_transport,
+    read_bounded,
     refused_error,
+    refused_target_error,
     request_headers,
     status_error,
+    too_large_error,
     transport_error,
     unsendable_error,
 )
@@ -81,12 +92,27 @@ class Completion:
     extra: dict[str, object] = field(default_factory=dict)
 
 
-class LLMClient:
-    """Shared, long-lived: one pooled HTTP client under all tiers. Safe for concurrent use.
+class _Lane:
+    """One connection pool: its transport, the httpx client over it, and its bounds."""
 
-    One connection pool, two ways onto it: the non-streamed hot path posts on the pool's
-    aiohttp session directly (`_post`), streams go through httpx on the same transport.
-    Tests drive exactly this pair against a real local server (tests/fixtures/upstream.py).
+    __slots__ = ("http", "limits", "transport")
+
+    def __init__(self, limits: PoolLimits, targets: TargetPolicy) -> None:
+        self.limits = limits
+        self.transport = make_transport(max_connections=limits.max_connections,
+                                        resolver=targets.resolver)
+        self.http = make_http_client(transport=self.transport)
+
+
+class LLMClient:
+    """Shared, long-lived: the pooled HTTP clients under all tiers. Safe for concurrent use.
+
+    One connection pool per name in `pools`, chosen by the configuration's `tier` label
+    (which the client reads for nothing else), so a burst on one tier can never take the
+    connections another needs; a label without a pool of its own uses `default_pool`. Two
+    ways onto a pool: the non-streamed hot path posts on its aiohttp session directly
+    (`_post`), streams go through httpx on the same transport. Tests drive exactly this
+    pair against a real local server (tests/fixtures/upstream.py).
     """
 
     def __init__(
@@ -95,9 +121,14 @@ class LLMClient:
         locale: Literal["zh", "en"] = "zh",
         connect_timeout_s: float = CONNECT_TIMEOUT_S,
         read_timeout_s: float = READ_TIMEOUT_S,
+        pools: Mapping[str, PoolLimits] | None = None,
+        default_pool: PoolLimits | None = None,
+        targets: TargetPolicy | None = None,
     ) -> None:
-        self._transport = make_transport()
-        self._http = make_http_client(transport=self._transport)
+        self.targets = targets or TargetPolicy()
+        self._default = _Lane(default_pool or PoolLimits(), self.targets)
+        self._lanes = {name: _Lane(limits, self.targets)
+                       for name, limits in (pools or {}).items()}
         self.locale: Literal["zh", "en"] = locale
         self.connect_timeout_s = connect_timeout_s
         self.read_timeout_s = read_timeout_s
@@ -105,8 +136,16 @@ class LLMClient:
     def __repr__(self) -> str:
         return f"LLMClient(locale={self.locale!r})"
 
+    def limits(self, cfg: LLMConfig) -> PoolLimits:
+        """The bounds of the pool `cfg`'s calls run on."""
+        return self._lane(cfg).limits
+
+    def _lane(self, cfg: LLMConfig) -> _Lane:
+        return self._lanes.get(cfg.tier, self._default)
+
     async def aclose(self) -> None:
-        await self._http.aclose()  # closes the transport and its aiohttp session
+        for lane in (self._default, *self._lanes.values()):
+            await lane.http.aclose()  # closes the transport and its aiohttp session
 
     async def __aenter__(self) -> LLMClient:
         return self
@@ -125,11 +164,16 @@ class LLMClient:
         unsendable = unsendable_error(key, built.url, locale, **numbers)
         if unsendable is not None:
             raise unsendable
+        refusal = self.targets.literal(built.url)
+        if refusal is not None:
+            raise refused_target_error(refusal, locale, key, **numbers)
+        lane = self._lane(cfg)
         start = time.perf_counter()
         try:
             async with asyncio.timeout(total):
                 status, content, retry_after = await self._post(
-                    built.url, orjson.dumps(built.body), request_headers(key, stream=False), total)
+                    lane, built.url, orjson.dumps(built.body),
+                    request_headers(key, stream=False), total)
         except TimeoutError as exc:  # before TRANSPORT_ERRORS: TimeoutError is an OSError
             raise call_error("timeout", locale, key, reason="total_timeout",
                              args={"seconds": total}, **numbers) from exc
@@ -138,7 +182,10 @@ class LLMClient:
         except ValueError as exc:  # a header or URL the library refuses; its text may quote it
             raise refused_error(exc, locale, key, **numbers) from None
         latency_ms = (time.perf_counter() - start) * 1000.0
-        if status >= 400:
+        if content is None:
+            raise too_large_error(lane.limits.max_response_bytes, locale, key, status=status,
+                                  **numbers)
+        if status >= 300:
             raise status_error(status, content, locale, key, retry_after=retry_after, **numbers)
 
         adapter = make_adapter(cfg.api_style, cfg.model, built.row)
@@ -183,22 +230,29 @@ class LLMClient:
             extra=finish.extra,
         )
 
-    async def _post(self, url: str, body: bytes, headers: dict[str, str], total: float
-                    ) -> tuple[int, bytes, str | None]:
-        """POST and read the whole body: (status, body bytes, Retry-After header).
+    async def _post(self, lane: _Lane, url: str, body: bytes, headers: dict[str, str],
+                    total: float) -> tuple[int, bytes | None, str | None]:
+        """POST and read the body: (status, body bytes, Retry-After header); the body is
+        None when an answer passed the pool's `max_response_bytes` (the connection is
+        closed unread), an error body is kept up to `ERROR_BODY_LIMIT`.
 
         Straight on the transport's aiohttp session: the httpx layer on top (request and
         response models, URL parsing, header merging, hooks) halves what one worker serves
         on this path (bench/bench_client.py, `complete()` via httpx). Same pool, same
         connections; aiohttp's exceptions are translated by `transport_error` like httpx's.
-        The total limit is the caller's `asyncio.timeout`.
+        The total limit is the caller's `asyncio.timeout`. Redirects are not followed: a
+        3xx is the answer (an `upstream_error`), never a request to wherever it points.
         """
         timeout = aiohttp.ClientTimeout(sock_connect=min(self.connect_timeout_s, total))
-        session = aiohttp_session(self._transport)
+        session = aiohttp_session(lane.transport)
         async with session.post(url, data=body, headers=headers, timeout=timeout,
                                 allow_redirects=False) as response:
-            return (response.status, await response.read(),
-                    response.headers.get("retry-after") if response.status >= 400 else None)
+            status = response.status
+            if status >= 300:
+                content, _ = await read_bounded(response, ERROR_BODY_LIMIT)
+                return status, content, response.headers.get("retry-after")
+            content, whole = await read_bounded(response, lane.limits.max_response_bytes)
+            return status, content if whole else None, None
 
     # -- streamed --------------------------------------------------------------------------
 
@@ -218,8 +272,11 @@ class LLMClient:
         `req.timeout_s or cfg.timeout_s`.
         """
         read = read_timeout_s if read_timeout_s is not None else self.read_timeout_s
+        lane = self._lane(cfg)
         return LLMStream(
-            http=self._http,
+            http=lane.http,
+            targets=self.targets,
+            max_response_bytes=lane.limits.max_response_bytes,
             cfg=cfg,
             built=build_request(cfg, req, stream=True),
             locale=self.locale,

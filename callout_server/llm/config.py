@@ -42,7 +42,7 @@ def _endpoint(value: Any) -> Endpoint:
 
 @dataclass(frozen=True, slots=True)
 class LLMConfig:
-    tier: str  # the caller's label for the slot this configuration serves (opaque here)
+    tier: str  # the caller's label for its slot; the client reads it only to pick a pool
     name: str
     base_url: str
     model: str

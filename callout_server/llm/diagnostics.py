@@ -30,6 +30,7 @@ Code = Literal[
     "deadline_exceeded",
     "upstream_error",
     "connect_error",
+    "response_too_large",
     "cancelled",
 ]
 CODES: tuple[str, ...] = Code.__args__  # type: ignore[attr-defined]

@@ -6,8 +6,8 @@
 
 A stream either ends with exactly one `Finish` (carrying a diagnostic when no usable answer
 came, or the answer was cut; `Finish.usable` says which), or raises `LLMCallError` (transport
-failure, HTTP error, timeout, malformed chunk, disconnect, in-band vendor error) and yields
-nothing more. The answer is collected and classified by `Answer` (answer.py), as `complete()`
+failure, HTTP error, timeout, malformed chunk, disconnect, in-band vendor error, a body past
+its pool's `max_response_bytes`) and yields nothing more. The answer is collected and classified by `Answer` (answer.py), as `complete()`
 does, when the consumer receives each event.
 
 Time limits, all measured on the loop clock from the moment the request is sent:
@@ -40,14 +40,17 @@ from callout_server.llm.answer import Answer
 from callout_server.llm.diagnostics import Diagnostic, Locale
 from callout_server.llm.errors import LLMCallError
 from callout_server.llm.events import Event, Finish, ToolCall, Usage
-from callout_server.llm.sse import SSEEvent, SSEParser
+from callout_server.llm.sse import MAX_LINE_BYTES, SSEEvent, SSELineTooLong, SSEParser
 from callout_server.llm.transport import (
+    ERROR_BODY_LIMIT,
     TRANSPORT_ERRORS,
     call_error,
     inband_error,
     refused_error,
+    refused_target_error,
     request_headers,
     status_error,
+    too_large_error,
     transport_error,
     unsendable_error,
 )
@@ -55,9 +58,7 @@ from callout_server.llm.transport import (
 if TYPE_CHECKING:
     from callout_server.llm.config import LLMConfig
     from callout_server.llm.request_body import BuiltRequest
-
-_ERROR_BODY_LIMIT = 64 * 1024
-
+    from callout_server.llm.targets import TargetPolicy
 
 class LLMStream:
     """Async iterator and async context manager over one streamed call's events."""
@@ -66,6 +67,8 @@ class LLMStream:
         self,
         *,
         http: httpx.AsyncClient,
+        max_response_bytes: int,
+        targets: TargetPolicy,
         cfg: LLMConfig,
         built: BuiltRequest,
         locale: Locale,
@@ -75,6 +78,9 @@ class LLMStream:
         connect_timeout_s: float,
     ) -> None:
         self._http = http
+        self._max_bytes = max_response_bytes
+        self._targets = targets
+        self._received = 0  # body bytes read so far
         self._url = built.url
         self._body = built.body
         self._key = cfg.api_key  # used for the header and for scrubbing; never shown
@@ -85,7 +91,7 @@ class LLMStream:
         self._connect_s = min(connect_timeout_s, total_timeout_s)
         self._ends_on_finish = cfg.api_style == "responses"  # no [DONE] in that style
         self._adapter = make_adapter(cfg.api_style, cfg.model, built.row)
-        self._parser = SSEParser()
+        self._parser = SSEParser(max_line_bytes=min(max_response_bytes, MAX_LINE_BYTES))
         self._queue: deque[Event] = deque()
         self._response: httpx.Response | None = None
         self._chunks: AsyncIterator[bytes] | None = None
@@ -228,6 +234,10 @@ class LLMStream:
             self._key, self._url, self._locale, max_tokens=self.max_tokens)
         if unsendable is not None:
             raise unsendable
+        refusal = self._targets.literal(self._url)
+        if refusal is not None:
+            raise refused_target_error(refusal, self._locale, self._key,
+                                       max_tokens=self.max_tokens)
         try:
             request = self._http.build_request(
                 "POST",
@@ -244,11 +254,11 @@ class LLMStream:
             async with asyncio.timeout_at(deadline):
                 response = await self._http.send(request, stream=True)
                 self._response = response
-                if response.status_code >= 400:
+                if response.status_code >= 300:
                     body = b""
                     async for chunk in response.aiter_bytes():
                         body += chunk
-                        if len(body) >= _ERROR_BODY_LIMIT:
+                        if len(body) >= ERROR_BODY_LIMIT:
                             break
                     raise status_error(
                         response.status_code,
@@ -292,8 +302,16 @@ class LLMStream:
             if chunk is None:
                 self._on_eof()
                 return
+            self._received += len(chunk)
+            if self._received > self._max_bytes:  # raised: `__anext__` closes the response
+                raise too_large_error(self._max_bytes, self._locale, self._key, status=200,
+                                      max_tokens=self.max_tokens)
             now = loop.time()
-            for event in self._parser.feed(chunk):
+            try:
+                events = self._parser.feed(chunk)
+            except SSELineTooLong as exc:
+                raise self._line_too_long(exc) from exc
+            for event in events:
                 self._on_sse(event, now)
                 if self._done:
                     return
@@ -327,8 +345,16 @@ class LLMStream:
                           args={"index": self._parser.events, "chars": len(event.data),
                                 "event": event.event[:40]})
 
+    def _line_too_long(self, exc: SSELineTooLong) -> LLMCallError:
+        return self._fail("response_too_large", status=200, reason="line_limit",
+                          args={"limit": exc.limit})
+
     def _on_eof(self) -> None:
-        for event in self._parser.close():
+        try:
+            events = self._parser.close()
+        except SSELineTooLong as exc:
+            raise self._line_too_long(exc) from exc
+        for event in events:
             self._on_sse(event, asyncio.get_running_loop().time())
             if self._done:
                 return

@@ -14,6 +14,8 @@ the stream object enforce them with the event loop's clock.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
@@ -26,14 +28,21 @@ try:  # aiohttp is the transport's dependency; without it we still translate htt
 except ImportError:  # pragma: no cover
     aiohttp = None  # type: ignore[assignment]
 
+from aiohttp.abc import AbstractResolver
 from httpx_aiohttp import AiohttpTransport
 
 from callout_server.llm.credentials import unsendable
 from callout_server.llm.diagnostics import Diagnostic, Locale
 from callout_server.llm.errors import LLMCallError
 from callout_server.llm.masking import scrub
+from callout_server.llm.targets import Refusal, target_refused
 
 MAX_CONNECTIONS = 512
+# The largest answer read by default: an upstream that sends more is cut off unread
+# (`response_too_large`), so a runaway or hostile server cannot fill the worker's memory.
+MAX_RESPONSE_BYTES = 8 * 1024 * 1024
+# What is kept of an error body (HTTP status >= 300): its excerpt is all a diagnostic shows.
+ERROR_BODY_LIMIT = 64 * 1024
 KEEPALIVE_EXPIRY_S = 30.0
 CONNECT_TIMEOUT_S = 5.0
 # Longest detail a diagnostic carries; an upstream's own words (error body, in-band error)
@@ -45,17 +54,39 @@ EXCERPT_LIMIT = 200
 _SCRUB_WINDOW = 8192
 
 
+@dataclass(frozen=True, slots=True)
+class PoolLimits:
+    """One connection pool of the client: how many upstream connections it may hold at once
+    (a call beyond that waits for one, within its own time limits), and the largest answer
+    it reads, streamed or not."""
+
+    max_connections: int = MAX_CONNECTIONS
+    max_response_bytes: int = MAX_RESPONSE_BYTES
+
+
 def make_transport(
     *,
     max_connections: int = MAX_CONNECTIONS,
     keepalive_expiry: float = KEEPALIVE_EXPIRY_S,
+    resolver: Callable[[], AbstractResolver | None] | None = None,
 ) -> AiohttpTransport:
-    """The pooled aiohttp transport; its session is opened on first use, on the running loop."""
-    return AiohttpTransport(limits=httpx.Limits(
+    """The pooled aiohttp transport; its session is opened on first use, on the running loop.
+
+    `resolver` makes the resolver its connections use (`targets.TargetPolicy.resolver`),
+    called when the session opens (aiohttp's resolvers belong to a running loop)."""
+    transport = AiohttpTransport(limits=httpx.Limits(
         max_connections=max_connections,
         max_keepalive_connections=max_connections,
         keepalive_expiry=keepalive_expiry,
     ))
+    if resolver is not None:
+        def session() -> aiohttp.ClientSession:
+            return aiohttp.ClientSession(connector=aiohttp.TCPConnector(
+                limit=max_connections, keepalive_timeout=keepalive_expiry,
+                ssl=transport.ssl_context, resolver=resolver()))
+
+        transport.client = session
+    return transport
 
 
 def aiohttp_session(transport: AiohttpTransport) -> aiohttp.ClientSession:
@@ -86,6 +117,39 @@ def make_plain_http_client(*, max_connections: int = MAX_CONNECTIONS) -> httpx.A
         ),
         timeout=httpx.Timeout(None, connect=CONNECT_TIMEOUT_S),
     )
+
+
+async def read_bounded(response: aiohttp.ClientResponse, limit: int) -> tuple[bytes, bool]:
+    """(body, complete): the whole body, or its first `limit` bytes and False when it is
+    longer, in which case the connection is closed without reading the rest.
+
+    A declared length over the limit is refused before a byte is read; a body without one
+    (chunked) or compressed (the declared length is not what it expands to) is counted as
+    it arrives. A declared, uncompressed length within the limit is read at once: the hot
+    path's answers pay nothing for the bound.
+    """
+    declared = response.content_length
+    if declared is not None and declared > limit:
+        response.close()
+        return b"", False
+    if declared is not None and not response.headers.get("content-encoding"):
+        return await response.read(), True
+    parts: list[bytes] = []
+    size = 0
+    async for chunk in response.content.iter_any():
+        size += len(chunk)
+        if size > limit:
+            parts.append(chunk[: len(chunk) - (size - limit)])
+            response.close()
+            return b"".join(parts), False
+        parts.append(chunk)
+    return b"".join(parts), True
+
+
+def too_large_error(limit: int, locale: Locale, secret: str, **fields: Any) -> LLMCallError:
+    """The upstream's answer passed the pool's `max_response_bytes`: cut off, never buffered."""
+    return call_error("response_too_large", locale, secret, reason="response_limit",
+                      args={"limit": limit}, **fields)
 
 
 def vendor_error_message(body: bytes) -> str:
@@ -161,15 +225,15 @@ def describe_transport_error(exc: BaseException) -> tuple[str, str | None, str]:
 def request_headers(api_key: str, *, stream: bool) -> dict[str, str]:
     """Headers for one call. `Authorization` only when a key is set (local servers have none).
 
-    Streams ask for `identity` encoding: a compressed SSE body is buffered by some proxies
-    and servers, which defeats time-to-first-token.
+    Both ask for `identity` encoding: a compressed SSE body is buffered by some proxies and
+    servers, which defeats time-to-first-token, and a compressed answer's declared length
+    says nothing of what it expands to (the size bound counts what it reads).
     """
     headers = {
         "content-type": "application/json",
         "accept": "text/event-stream" if stream else "application/json",
+        "accept-encoding": "identity",
     }
-    if stream:
-        headers["accept-encoding"] = "identity"
     if api_key:
         headers["authorization"] = f"Bearer {api_key}"
     return headers
@@ -190,7 +254,17 @@ def call_error(code: str, locale: Locale, secret: str, *, limit: int = _DETAIL_L
     return LLMCallError(Diagnostic.make(code, locale, **fields))
 
 
+def refused_target_error(refusal: Refusal, locale: Locale, secret: str, **fields: Any
+                         ) -> LLMCallError:
+    """A target the policy refuses (targets.py): named as configured, with its address."""
+    return call_error("connect_error", locale, secret, reason="blocked_target",
+                      args={"host": refusal.host, "address": refusal.address}, **fields)
+
+
 def transport_error(exc: BaseException, locale: Locale, secret: str, **fields: Any) -> LLMCallError:
+    refusal = target_refused(exc)  # the resolver refused what the name resolves to now
+    if refusal is not None:
+        return refused_target_error(refusal, locale, secret, **fields)
     code, reason, detail = describe_transport_error(exc)
     return call_error(code, locale, secret, detail=detail, reason=reason, **fields)
 
@@ -200,6 +274,8 @@ def status_error(
     **fields: Any
 ) -> LLMCallError:
     detail = vendor_error_message(body) if body else None
+    if 300 <= status < 400:  # never followed: the base URL must name the server itself
+        fields.setdefault("reason", "redirect_not_followed")
     error = call_error("upstream_error", locale, secret, status=status, detail=detail,
                        limit=EXCERPT_LIMIT, **fields)
     error.retry_after_s = parse_retry_after(retry_after)

@@ -30,9 +30,7 @@ from callout_server.auth.models import User, UserSession
 from callout_server.auth.passwords import hash_password
 from callout_server.auth.roles import Role, role_rank
 from callout_server.auth.service import AuthService
-from callout_server.db.engine import Database, is_db_unavailable
-from callout_server.errors import ApiError, ServiceUnavailable
-from callout_server.i18n import msg
+from callout_server.db.engine import Database
 from callout_server.people.errors import AdminLoss, LastAdmin, UserExists, UserNotFound
 from callout_server.people.schemas import UserCreate, UserList, UserOut, UserUpdate
 
@@ -50,15 +48,9 @@ class PeopleService:
 
     @asynccontextmanager
     async def _unit(self) -> AsyncIterator[AsyncSession]:
-        try:
-            async with self._db.session() as s:
-                yield s
-        except ApiError:
-            raise
-        except Exception as exc:
-            if is_db_unavailable(exc):
-                raise ServiceUnavailable(msg("database_unavailable"), code="database_unavailable") from exc
-            raise
+        # A database that cannot serve raises the session's DatabaseDown: a 503 for the caller.
+        async with self._db.session() as s:
+            yield s
 
     async def list(self) -> UserList:
         async with self._unit() as s:

@@ -66,14 +66,15 @@ class Call:
     """The attempts of one call over `route`'s pools, within its `deadline`."""
 
     def __init__(self, route: Route, pools: list[Pool], client: LLMClient, *,
-                 deadline: Deadline, rng: random.Random, hold: Hold) -> None:
+                 deadline: Deadline, rng: random.Random, hold: Hold,
+                 started: float | None = None) -> None:
         self.route = route
         self.pools = pools
         self.client = client
         self.deadline = deadline
         self.rng = rng
         self.hold = hold
-        self.started = time.perf_counter()
+        self.started = time.perf_counter() if started is None else started
         self.tried: list[EndpointState] = []
         self.attempts = 0
         self.last: Target | None = None

@@ -40,9 +40,12 @@ class Deadline:
 
     __slots__ = ("at", "seconds")
 
-    def __init__(self, seconds: float | None) -> None:
+    def __init__(self, seconds: float | None, *, spent_s: float = 0.0) -> None:
+        """`spent_s`: of `seconds`, what the caller already spent before the call began (a
+        request's body arriving, a busy loop): the deadline is the caller's, from its start."""
         self.seconds = seconds
-        self.at = None if seconds is None else asyncio.get_running_loop().time() + seconds
+        self.at = (None if seconds is None
+                   else asyncio.get_running_loop().time() + seconds - spent_s)
 
     def remaining(self) -> float | None:
         if self.at is None:

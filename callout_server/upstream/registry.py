@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import time
 from collections.abc import Iterable
 from typing import Any
 
@@ -76,13 +77,18 @@ class Upstreams:
             task.add_done_callback(self._background.discard)
 
     # -- calls ---------------------------------------------------------------------------
-    def call(self, route: Route | LLMConfig, *, deadline_s: float | None = None) -> Call:
+    def call(self, route: Route | LLMConfig, *, deadline_s: float | None = None,
+             started: float | None = None) -> Call:
         """A call to make (`await call.complete(req)`), whose attempts stay readable after
         its caller ended it (`call.report(diagnostic)`). `deadline_s` bounds the whole call,
-        failover and hedging included (deadline.py says which limit fires first)."""
+        failover and hedging included (deadline.py says which limit fires first); with
+        `started` (`time.perf_counter()` when the caller's clock started: a request's
+        arrival) the deadline and the report's latency count from there."""
         route = Route.of(route)
+        spent = 0.0 if started is None else max(time.perf_counter() - started, 0.0)
         return Call(route, [self.pool(cfg) for cfg in route.chain], self.client,
-                    deadline=Deadline(deadline_s), rng=self.rng, hold=self.hold)
+                    deadline=Deadline(deadline_s, spent_s=spent), rng=self.rng,
+                    hold=self.hold, started=started)
 
     async def complete(self, route: Route | LLMConfig, req: LLMRequest, *,
                        deadline_s: float | None = None) -> Served[Completion]:

@@ -7,6 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends
 
 from callout_server.api.deps import provide
+from callout_server.api.edge import received_at
 from callout_server.api.lean import LeanJsonRoute
 from callout_server.auth.deps import Principal, require_service
 from callout_server.tiers.nlu.schemas import DecideRequest, Decision
@@ -23,5 +24,6 @@ async def decide(
     body: DecideRequest,
     nlu: Annotated[NluService, Depends(provide(NluService))],
     _: Annotated[Principal, Depends(require_service)],
+    arrived: Annotated[float | None, Depends(received_at)],
 ) -> Decision:
-    return await nlu.decide(body)
+    return await nlu.decide(body, received_at=arrived)

@@ -45,7 +45,8 @@ class DecideRequest(RequestModel):
     intents: list[Intent] = Field(default_factory=list, max_length=100)
     slots: list[Slot] = Field(default_factory=list, max_length=50)
     instructions: str | None = Field(None, max_length=8000)
-    fallback_intent: str | None = None
+    # Bounded like an intent's name: it is answered as `intent` (and stored in the call log).
+    fallback_intent: str | None = Field(None, pattern=_NAME)
     overrides: Overrides = Field(default_factory=Overrides)
     deadline_ms: int | None = Field(None, ge=50, le=120_000)
 

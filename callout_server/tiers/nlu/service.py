@@ -38,7 +38,7 @@ from callout_server.tiers.errors import ModelCallFailed
 from callout_server.tiers.nlu.prompt import build_messages
 from callout_server.tiers.nlu.schemas import DecideRequest, Decision
 from callout_server.tiers.nlu.validate import SchemaMismatch, validate_answer
-from callout_server.upstream import CallReport, Route, UpstreamError, Upstreams
+from callout_server.upstream import Call, CallReport, Route, UpstreamError, Upstreams
 
 
 def llm_request(req: DecideRequest) -> LLMRequest:
@@ -56,8 +56,10 @@ class NluService:
         self._recorder = recorder
         self._locale = locale
 
-    async def decide(self, req: DecideRequest) -> Decision:
-        outcome = await self._decide(req, Route.of(self._active_config()), "live")
+    async def decide(self, req: DecideRequest, *, received_at: float | None = None) -> Decision:
+        """`received_at`: `time.perf_counter()` when the request arrived; `deadline_ms` counts
+        from there (a request that waited past it gets no model call)."""
+        outcome = await self._decide(req, Route.of(self._active_config()), "live", received_at)
         if outcome.decision is None:
             assert outcome.diagnostic is not None
             raise ModelCallFailed(outcome.diagnostic)
@@ -73,44 +75,60 @@ class NluService:
         """
         return await self._decide(req, Route.of(cfg), "evaluation")
 
-    async def _decide(self, req: DecideRequest, route: Route, source: str) -> Outcome:
-        started = time.perf_counter()
+    async def _decide(self, req: DecideRequest, route: Route, source: str,
+                      received_at: float | None = None) -> Outcome:
+        started = time.perf_counter() if received_at is None else received_at
         deadline_s = (req.deadline_ms / 1000) if req.deadline_ms else route.primary.timeout_s
-        call = self._upstreams.call(route, deadline_s=deadline_s)
+        # The budget is the caller's, from its request's arrival (upstream/deadline.py).
+        call = self._upstreams.call(route, deadline_s=deadline_s, started=started)
+        llm_req = llm_request(req)
         decision: Decision | None
-        try:
-            served = await call.complete(llm_request(req))
-        except UpstreamError as exc:  # every attempt failed, or the deadline passed
-            report = exc.report
+        if call.deadline.expired():  # spent before it got here: no call, no endpoint blamed
+            report = call.report(self._too_late(call, llm_req))
         else:
-            # The verdict is the decision's: a whole decision read from an answer cut after
-            # it is a decision (the record says `ok`, with the vendor's finish reason).
             try:
-                intent, confidence, slots = self._read(req, served.value)
-            except _Failure as exc:
-                report = served.report.judged(exc.diagnostic)
+                served = await call.complete(llm_req)
+            except UpstreamError as exc:  # every attempt failed, or the deadline passed
+                report = exc.report
             else:
-                report = served.report
-                if report.diagnostic is not None:
-                    report = report.judged(None)
-                latency_ms = _ms_since(started)
-                decision = Decision(intent=intent, confidence=confidence, slots=slots,
-                                    fallback=False,
-                                    model=served.value.model or served.config.model,
-                                    latency_ms=latency_ms, diagnostic=None)
-                self._record(req, report, source, decision, "ok")
-                return Outcome(decision, None, latency_ms, _Tokens.of(report))
+                # The verdict is the decision's: a whole decision read from an answer cut
+                # after it is a decision (the record says `ok`, with the vendor's finish
+                # reason); an answer read after the deadline is none (never given late).
+                try:
+                    intent, confidence, slots = self._read(req, served.value)
+                except _Failure as exc:
+                    report = served.report.judged(exc.diagnostic)
+                else:
+                    if call.deadline.expired():
+                        report = served.report.judged(self._too_late(call, llm_req))
+                    else:
+                        report = served.report
+                        if report.diagnostic is not None:
+                            report = report.judged(None)
+                        latency_ms = _ms_since(started)
+                        decision = Decision(intent=intent, confidence=confidence, slots=slots,
+                                            fallback=False,
+                                            model=served.value.model or served.config.model,
+                                            latency_ms=latency_ms, diagnostic=None)
+                        self._record(req, report, source, decision, "ok")
+                        return Outcome(decision, None, latency_ms, _Tokens.of(report))
         failure = report.diagnostic
         assert failure is not None
         latency_ms = _ms_since(started)
         decision = None if req.fallback_intent is None else Decision(
-            intent=req.fallback_intent, confidence=None, slots={s.name: None for s in req.slots},
-            fallback=True, model=report.config.model, latency_ms=latency_ms, diagnostic=None)
+            # A slots-only node offered no intent: its fallback answers none either.
+            intent=req.fallback_intent if req.intents else None, confidence=None,
+            slots={s.name: None for s in req.slots}, fallback=True, model=report.config.model,
+            latency_ms=latency_ms, diagnostic=None)
         diagnostic = self._record(req, report, source, decision, failure.code)
         assert diagnostic is not None
         if decision is not None:
             decision.diagnostic = diagnostic.to_dict(current(self._locale))
         return Outcome(decision, diagnostic, latency_ms, _Tokens.of(report))
+
+    def _too_late(self, call: Call, llm_req: LLMRequest) -> Diagnostic:
+        return call.deadline.exceeded(self._locale,
+                                      llm_req.max_tokens or call.route.primary.max_tokens)
 
     def _read(self, req: DecideRequest, completion: Completion) -> tuple[str | None, float | None, dict[str, Any]]:
         """The decision in the model's answer, or `_Failure` saying why there is none.

@@ -5,7 +5,7 @@ import { TRUNCATION_CODES, badge, codeBadge, codeKind, codeLabel, errorBanner, f
 
 const TIERS = ["nlu", "chat", "script"];
 export const CODES = ["ok", "truncated_by_reasoning", "truncated", "empty_output", "invalid_json", "schema_mismatch",
-  "timeout", "deadline_exceeded", "upstream_error", "connect_error", "cancelled"];
+  "timeout", "deadline_exceeded", "upstream_error", "connect_error", "response_too_large", "cancelled"];
 const DETAIL_FIELDS = ["at", "tier", "code", "model", "vendor", "config_id", "call_id", "node_id", "finish_reason",
   "max_tokens", "completion_tokens", "reasoning_tokens", "prompt_tokens", "latency_ms", "ttft_ms", "status"];
 
