@@ -27,6 +27,7 @@ from callout_server.config.settings import Settings, load_settings
 from callout_server.connectivity.router import router as connectivity_router
 from callout_server.evaluation.router import router as evaluation_router
 from callout_server.health import router as health_router
+from callout_server.logs import write_through
 from callout_server.people.audit_router import router as audit_router
 from callout_server.people.router import router as people_router
 from callout_server.services import Services
@@ -72,6 +73,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         try:
             yield
         finally:
+            # From here a line is written when it is logged: the process may be ended by
+            # the signal uvicorn re-raises once this returns (see logs.py).
+            write_through()
             await services.stop()
 
     app = FastAPI(title="callout-server", version="0.1.0", lifespan=lifespan)

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
+import re
 import subprocess
 import sys
 import time
@@ -180,3 +182,23 @@ def test_access_log_is_off_by_default(tmp_path: Path) -> None:
             proc.wait(timeout=20)
     text = err.read_text()
     assert "GET /healthz" not in text and " INFO " in text  # text lines, no access lines
+
+
+def test_first_migration_logs_one_line_per_step(tmp_path: Path) -> None:
+    """A migration's docstring runs over several lines; its log line does not."""
+    done = _run(["migrate", "--config", str(CONFIG)], tmp_path)
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    steps = [x for x in lines if "Running upgrade" in x]
+    assert len(steps) >= 8, done.stderr
+    stamped = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} [A-Z]+ ")
+    assert all(stamped.match(x) for x in lines), done.stderr
+
+
+def test_a_message_over_several_lines_is_logged_as_one() -> None:
+    from callout_server.logs import OneLine, TextFormatter
+
+    record = logging.makeLogRecord({"msg": "Running %s", "args": ("upgrade a -> b, Two\nlines.",),
+                                    "levelname": "INFO", "name": "alembic.runtime.migration"})
+    assert OneLine().filter(record)
+    assert TextFormatter().format(record).endswith("Running upgrade a -> b, Two lines.")

@@ -189,8 +189,8 @@ REASONS: dict[str, tuple[str, str]] = {
     "json_empty": ("答案里没有 JSON 对象", "the answer contains no JSON object"),
     "intent_missing": ("没有 intent，或 intent 不是字符串：{value}",
                        "intent missing or not a string: {value}"),
-    "intent_not_offered": ("intent「{value}」不在提供的意图 {names} 之中",
-                           "intent '{value}' is not one of the offered intents {names}"),
+    "intent_not_offered": ("intent「{value}」不在提供的意图（{names}）之中",
+                           "intent '{value}' is not one of the offered intents ({names})"),
     "slots_not_object": ("slots 是 {kind}，不是对象", "slots is a {kind}, not an object"),
 }
 

@@ -22,7 +22,7 @@ class SchemaMismatch(ValueError):
     """
 
     _EN: ClassVar[dict[str, str]] = {"intent_missing": "intent missing or not a string: {value}",
-           "intent_not_offered": "intent '{value}' is not one of the offered intents {names}",
+           "intent_not_offered": "intent '{value}' is not one of the offered intents ({names})",
            "slots_not_object": "slots is a {kind}, not an object"}
 
     def __init__(self, reason: str, **args: Any) -> None:
@@ -94,7 +94,8 @@ def _intent(req: DecideRequest, answer: dict[str, Any]) -> str | None:
     folded = [n for n in names if n.casefold() == raw.strip().casefold()]
     if len(folded) == 1:
         return folded[0]
-    raise SchemaMismatch("intent_not_offered", value=raw[:60], names=str(names))
+    # One string of the names (a reason's args are stored as scalars), as a reader writes them.
+    raise SchemaMismatch("intent_not_offered", value=raw[:60], names=", ".join(names))
 
 
 def _confidence(answer: dict[str, Any]) -> float | None:
