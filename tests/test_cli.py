@@ -111,6 +111,10 @@ def test_serve_help_lists_its_options(tmp_path: Path) -> None:
     for text in ("--config PATH", "--access-log", "--log-format {text,json}", "--workers",
                  "address to bind", "one JSON object per line"):
         assert text in done.stdout, text
+    # Several workers need no PostgreSQL: on SQLite they converge by polling, as the README
+    # and docs/configuration.md say (tests/test_config_workers.py runs it).
+    workers = " ".join(done.stdout.split("--workers WORKERS")[-1].split("--forwarded")[0].split())
+    assert "PostgreSQL" not in workers and "SQLite" in workers and "poll" in workers, workers
 
 
 def _wait_healthy(proc: subprocess.Popen[bytes], url: str, log: Path) -> None:
