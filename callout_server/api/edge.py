@@ -31,12 +31,13 @@ PUBLIC_API_PATHS = frozenset({"/api/auth/login", "/api/auth/logout"})
 
 
 class BodyTooLarge(MessageHTTPException):
-    def __init__(self, limit: int) -> None:
-        super().__init__(413, "payload_too_large", msg("payload_too_large", limit=limit))
+    def __init__(self, limit: int, setting: str) -> None:
+        super().__init__(413, "payload_too_large",
+                         msg("payload_too_large", limit=limit, setting=setting))
 
 
 class EdgeMiddleware:
-    def __init__(self, app: ASGIApp, *, body_limit: Callable[[str], int],
+    def __init__(self, app: ASGIApp, *, body_limit: Callable[[str], tuple[int, str]],
                  authenticate: Callable[[Request], Awaitable[object]],
                  default_locale: Locale = "zh") -> None:
         self.app = app
@@ -66,10 +67,10 @@ class EdgeMiddleware:
                 scope, receive, send)
             return
         path: str = scope["path"]
-        limit = self.body_limit(path)
+        limit, setting = self.body_limit(path)  # bytes, and the setting the 413 names
         declared = _content_length(scope)
         if declared is not None and declared > limit:
-            await _render(BodyTooLarge(limit), scope, receive, send, locale)
+            await _render(BodyTooLarge(limit, setting), scope, receive, send, locale)
             return
         if path.startswith("/api/") and path not in PUBLIC_API_PATHS:
             try:
@@ -78,7 +79,7 @@ class EdgeMiddleware:
                 await JSONResponse(exc.body(locale), status_code=exc.status,
                                    headers=error_headers(exc))(scope, receive, send)
                 return
-        await self.app(scope, _counting(receive, limit), send)
+        await self.app(scope, _counting(receive, limit, setting), send)
 
 
 def _vary_language(send: Send) -> Send:
@@ -115,7 +116,7 @@ def _content_length(scope: Scope) -> int | None:
     return None
 
 
-def _counting(receive: Receive, limit: int) -> Receive:
+def _counting(receive: Receive, limit: int, setting: str) -> Receive:
     """`receive` that refuses a body (chunked, or lying about its length) beyond `limit`."""
     seen = 0
 
@@ -127,7 +128,7 @@ def _counting(receive: Receive, limit: int) -> Receive:
             if seen > limit:
                 # Raised inside the route's body read: FastAPI re-raises an HTTPException,
                 # and the error handlers render it as the contract's 413.
-                raise BodyTooLarge(limit)
+                raise BodyTooLarge(limit, setting)
         return message
 
     return wrapped

@@ -69,8 +69,11 @@ class ServerSettings(_Section):
     log_format: Literal["text", "json"] = "text"  # json: one JSON object per log line
     access_log: bool = False  # a line per request (uvicorn's); off: it costs the hot path
 
-    def body_limit(self, path: str) -> int:
-        return self.nlu_max_body_bytes if path.startswith("/api/nlu/") else self.max_body_bytes
+    def body_limit(self, path: str) -> tuple[int, str]:
+        """The largest body `path` takes, and the setting that says so (named in the 413)."""
+        if path.startswith("/api/nlu/"):
+            return self.nlu_max_body_bytes, "nlu_max_body_bytes"
+        return self.max_body_bytes, "max_body_bytes"
 
 
 class DatabaseSettings(_Section):
@@ -240,6 +243,7 @@ ENV_OVERRIDES: dict[str, tuple[str, str]] = {
     "CALLOUT_POLL_INTERVAL_S": ("redis", "poll_interval_s"),
     "CALLOUT_FORWARDED_ALLOW_IPS": ("server", "forwarded_allow_ips"),
     "CALLOUT_MAX_BODY_BYTES": ("server", "max_body_bytes"),
+    "CALLOUT_NLU_MAX_BODY_BYTES": ("server", "nlu_max_body_bytes"),
     "CALLOUT_LOG_FORMAT": ("server", "log_format"),
     "CALLOUT_ACCESS_LOG": ("server", "access_log"),
     "CALLOUT_LOG_LEVEL": ("server", "log_level"),

@@ -27,9 +27,9 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "method_not_allowed": ("此地址不支持该请求方法", "method not allowed"),
     "invalid_body": ("无法解析请求体（不是 UTF-8 编码的 JSON）",
                      "there was an error parsing the body (not UTF-8 encoded JSON)"),
-    "payload_too_large": ("请求体超过 {limit} 字节（见 docs/configuration.md 中的 [server] max_body_bytes）",
+    "payload_too_large": ("请求体超过 {limit} 字节（见 docs/configuration.md 中的 [server] {setting}）",
                           "request body larger than {limit} bytes "
-                          "(see [server] max_body_bytes in docs/configuration.md)"),
+                          "(see [server] {setting} in docs/configuration.md)"),
     "json_invalid_at": ("JSON 无效：第 {line} 行第 {column} 列，{reason}",
                         "invalid JSON at line {line} column {column}: {reason}"),
     # -- who is calling -------------------------------------------------------------------

@@ -1,0 +1,56 @@
+"""A request refused says exactly what is wrong, in words a dialer's developer acts on.
+
+The setting to raise for a 413 is the one that applies to the route; a body sent without
+`Content-Type: application/json` is told so (415), not "body should be a JSON object";
+the Chat Completions tool shape gets a hint at the flat one; a blank utterance is refused
+before any model is asked.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from callout_server.config.settings import load_settings
+from tests.fixtures.database import ADMIN_HEADERS, CONFIG_TOML, EN, SERVICE_HEADERS, ZH
+
+DECIDE = "/api/nlu/decide"
+NODE = {"call_id": "c-1", "node_id": "n", "intents": [{"name": "agree"}, {"name": "refuse"}],
+        "fallback_intent": "refuse"}
+
+
+async def test_an_nlu_413_names_nlu_max_body_bytes(app_client: httpx.AsyncClient) -> None:
+    big = {**NODE, "utterance": "好" * 50_000}  # ~150 KB: over the NLU route's 128 KB
+    for lang, words in ((EN, "[server] nlu_max_body_bytes"), (ZH, "[server] nlu_max_body_bytes")):
+        r = await app_client.post(DECIDE, json=big, headers={**SERVICE_HEADERS, **lang})
+        assert r.status_code == 413
+        message = r.json()["error"]["message"]
+        assert words in message and str(128 * 1024) in message, message
+    # Streamed (no Content-Length): counted as it arrives, the same words.
+
+    async def chunks() -> Any:
+        for _ in range(5):
+            yield b" " * 32 * 1024
+
+    r = await app_client.post(DECIDE, content=chunks(), headers={
+        **SERVICE_HEADERS, **EN, "Content-Type": "application/json"})
+    assert r.status_code == 413 and "nlu_max_body_bytes" in r.json()["error"]["message"]
+    # Other routes: max_body_bytes.
+    r = await app_client.post("/api/admin/llm-configs", content=b"x" * (1024 * 1024 + 1),
+                              headers={**ADMIN_HEADERS, **EN, "Content-Type": "application/json"})
+    message = r.json()["error"]["message"]
+    assert r.status_code == 413 and "[server] max_body_bytes" in message, message
+
+
+def test_nlu_max_body_bytes_has_an_environment_variable() -> None:
+    settings = load_settings(CONFIG_TOML, env={"CALLOUT_NLU_MAX_BODY_BYTES": "65536"})
+    assert settings.server.nlu_max_body_bytes == 65536
+    assert settings.server.body_limit("/api/nlu/decide") == (65536, "nlu_max_body_bytes")
+
+
+def test_every_environment_variable_is_listed_in_the_configuration_doc() -> None:
+    from callout_server.config.settings import ENV_OVERRIDES
+
+    doc = (CONFIG_TOML.parent / "docs" / "configuration.md").read_text()
+    assert [v for v in ENV_OVERRIDES if f"`{v}`" not in doc] == []
