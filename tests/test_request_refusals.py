@@ -54,3 +54,42 @@ def test_every_environment_variable_is_listed_in_the_configuration_doc() -> None
 
     doc = (CONFIG_TOML.parent / "docs" / "configuration.md").read_text()
     assert [v for v in ENV_OVERRIDES if f"`{v}`" not in doc] == []
+
+
+async def test_a_body_without_json_content_type_is_415_naming_the_header(
+        app_client: httpx.AsyncClient) -> None:
+    body = httpx.Request("POST", "http://t", json={**NODE, "utterance": "好的"}).content
+    cases = (({}, "none", "无"), ({"Content-Type": "text/plain"}, "text/plain", "text/plain"),
+             # curl -d without -H sends this one
+             ({"Content-Type": "application/x-www-form-urlencoded"},
+              "application/x-www-form-urlencoded", "application/x-www-form-urlencoded"))
+    for headers, got_en, got_zh in cases:
+        for lang, got in ((EN, got_en), (ZH, got_zh)):
+            r = await app_client.post(DECIDE, content=body,
+                                      headers={**SERVICE_HEADERS, **lang, **headers})
+            assert r.status_code == 415, r.text
+            err = r.json()["error"]
+            assert err["code"] == "unsupported_media_type"
+            assert "Content-Type: application/json" in err["message"], err
+            assert got in err["message"], err
+    r = await app_client.post(DECIDE, content=body, headers={**SERVICE_HEADERS, **EN})
+    assert r.json()["error"]["message"] == (
+        "send the body as JSON with Content-Type: application/json (received: none)")
+    # The right header and the wrong JSON: still the 422 naming the body.
+    r = await app_client.post(DECIDE, json=[1], headers={**SERVICE_HEADERS, **EN})
+    assert r.status_code == 422 and r.json()["error"]["fields"][0]["field"] == "body"
+    # application/*+json and a charset are JSON too.
+    r = await app_client.post(DECIDE, content=body, headers={
+        **SERVICE_HEADERS, "Content-Type": "application/json; charset=utf-8"})
+    assert r.status_code != 415
+    schema = (await app_client.get("/openapi.json")).json()
+    assert "415" in schema["paths"][DECIDE]["post"]["responses"]
+
+
+async def test_an_optional_body_without_json_content_type_is_415_too(
+        app_client: httpx.AsyncClient) -> None:
+    r = await app_client.post("/api/chat/sessions/c-9/cancel", content=b'{"turn_id": "t1"}',
+                              headers={**SERVICE_HEADERS, **EN})
+    assert r.status_code == 415, r.text
+    r = await app_client.post("/api/chat/sessions/c-9/cancel", headers={**SERVICE_HEADERS, **EN})
+    assert r.status_code != 415  # no body at all: nothing to say about its type

@@ -30,6 +30,10 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "payload_too_large": ("请求体超过 {limit} 字节（见 docs/configuration.md 中的 [server] {setting}）",
                           "request body larger than {limit} bytes "
                           "(see [server] {setting} in docs/configuration.md)"),
+    "content_type_json": ("请求体须以 JSON 发送，并带 Content-Type: application/json（收到：{got}）",
+                          "send the body as JSON with Content-Type: application/json "
+                          "(received: {got})"),
+    "content_type_none": ("无", "none"),
     "json_invalid_at": ("JSON 无效：第 {line} 行第 {column} 列，{reason}",
                         "invalid JSON at line {line} column {column}: {reason}"),
     # -- who is calling -------------------------------------------------------------------
