@@ -93,3 +93,21 @@ async def test_an_optional_body_without_json_content_type_is_415_too(
     assert r.status_code == 415, r.text
     r = await app_client.post("/api/chat/sessions/c-9/cancel", headers={**SERVICE_HEADERS, **EN})
     assert r.status_code != 415  # no body at all: nothing to say about its type
+
+
+async def test_the_chat_completions_tool_shape_gets_a_hint_at_the_flat_one(
+        app_client: httpx.AsyncClient) -> None:
+    nested = {"type": "function", "function": {
+        "name": "transfer", "description": "转人工", "parameters": {"type": "object"}}}
+    for lang, hint in ((EN, "move name, description and parameters up"),
+                       (ZH, "name、description、parameters 移到外层")):
+        r = await app_client.post("/api/chat/sessions", headers={**SERVICE_HEADERS, **lang},
+                                  json={"call_id": "c-tools", "tools": [nested]})
+        assert r.status_code == 422, r.text
+        (field,) = r.json()["error"]["fields"]  # one clear entry, not "name missing" + "extra"
+        assert (field["field"], field["code"]) == ("tools.0", "tool_nested_shape")
+        assert hint in field["message"], field
+    flat = {"type": "function", **nested["function"]}
+    r = await app_client.post("/api/chat/sessions", headers=SERVICE_HEADERS,
+                              json={"call_id": "c-tools", "tools": [flat]})
+    assert r.status_code == 201, r.text

@@ -196,6 +196,10 @@ MESSAGES: dict[str, tuple[str, str]] = {
                              "fallback_intent must be one of the offered intents"),
     "tool_parameters_object": ("parameters 必须是类型为 'object' 的 JSON Schema",
                                "parameters must be a JSON schema of type 'object'"),
+    "tool_nested_shape": ("这是 /v1/chat/completions 的嵌套写法（工具定义套在 function 里）："
+                          "请把 name、description、parameters 移到外层，与 type 并列",
+                          "this is the /v1/chat/completions nesting (the tool inside "
+                          "function): move name, description and parameters up, beside type"),
     "duplicate_functions": ("函数名重复：{names}", "duplicate function names {names}"),
     "output_too_long": ("output 超过 {limit} 个字符", "output longer than {limit} characters"),
     # -- people, roles and the audit trail ---------------------------------------------------
