@@ -111,3 +111,20 @@ async def test_the_chat_completions_tool_shape_gets_a_hint_at_the_flat_one(
     r = await app_client.post("/api/chat/sessions", headers=SERVICE_HEADERS,
                               json={"call_id": "c-tools", "tools": [flat]})
     assert r.status_code == 201, r.text
+
+
+async def test_a_blank_utterance_is_refused_naming_the_field(
+        app_client: httpx.AsyncClient) -> None:
+    """Silence is the dialer's no-input branch, not a decision: never sent to a model, and
+    never a fallback that ops would count as a model failure."""
+    for utterance in ("", "   ", "\n\t　"):
+        for lang, words in ((EN, "the customer said nothing"), (ZH, "客户没有说话")):
+            r = await app_client.post(DECIDE, json={**NODE, "utterance": utterance},
+                                      headers={**SERVICE_HEADERS, **lang})
+            assert r.status_code == 422, r.text
+            (field,) = r.json()["error"]["fields"]
+            assert (field["field"], field["code"]) == ("utterance", "utterance_blank")
+            assert words in field["message"], field
+    await app_client.services.recorder.flush()
+    r = await app_client.get("/api/admin/diagnostics", headers=ADMIN_HEADERS)
+    assert r.json()["items"] == []  # no model was called

@@ -196,6 +196,9 @@ MESSAGES: dict[str, tuple[str, str]] = {
                              "fallback_intent must be one of the offered intents"),
     "tool_parameters_object": ("parameters 必须是类型为 'object' 的 JSON Schema",
                                "parameters must be a JSON schema of type 'object'"),
+    "utterance_blank": ("为空：客户没有说话，请走拨号流程自己的无应答分支，不必调用 /api/nlu/decide",
+                        "is blank: the customer said nothing; take the call flow's own "
+                        "no-input branch instead of calling /api/nlu/decide"),
     "tool_nested_shape": ("这是 /v1/chat/completions 的嵌套写法（工具定义套在 function 里）："
                           "请把 name、description、parameters 移到外层，与 type 并列",
                           "this is the /v1/chat/completions nesting (the tool inside "
