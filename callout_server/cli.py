@@ -8,6 +8,7 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
+from callout_server.emulator.pace import add_pace_arguments
 from callout_server.logs import LOG_FORMATS, log_config
 
 if TYPE_CHECKING:
@@ -67,7 +68,9 @@ def _emulator(args: argparse.Namespace) -> None:
     from callout_server.emulator import main as emulator_main
 
     logging.config.dictConfig(log_config())
-    emulator_main(["--host", args.host, "--port", str(args.port)])
+    emulator_main(["--host", args.host, "--port", str(args.port),
+                   "--chat-ttft-ms", str(args.chat_ttft_ms),
+                   "--chat-token-ms", str(args.chat_token_ms)])
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -117,6 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
     emu.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     emu.add_argument("--port", type=int, default=8900,
                      help="port to bind (default 8900, where config.toml points; 0 = any)")
+    add_pace_arguments(emu)
     emu.set_defaults(func=_emulator)
     return parser
 
