@@ -32,6 +32,7 @@ from callout_server.llm.json_extract import JSONExtractionError, extract_json_ob
 from callout_server.llm.request import LLMRequest
 from callout_server.tiers.defaults import THINKING_DEFAULT
 from callout_server.tiers.errors import ModelCallFailed
+from callout_server.tiers.nlu import metrics
 from callout_server.tiers.nlu.prompt import build_messages
 from callout_server.tiers.nlu.schemas import DecideRequest, Decision
 from callout_server.tiers.nlu.validate import SchemaMismatch, validate_answer
@@ -55,6 +56,7 @@ class NluService:
 
     async def decide(self, req: DecideRequest) -> Decision:
         outcome = await self._decide(req, Route.of(self._active_config()), "live")
+        metrics.counted(outcome.decision.fallback if outcome.decision else None)
         if outcome.decision is None:
             assert outcome.diagnostic is not None
             raise ModelCallFailed(outcome.diagnostic)
