@@ -514,7 +514,7 @@ async def test_the_whole_emulator_can_run_fast_and_a_thinking_stream_is_not_pace
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()
     try:
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        port = runner.addresses[0][1]
         stamps, text = await _stamps(EmulatorHandle(f"http://127.0.0.1:{port}"),
                                      {"model": "qwen2.5-7b"})
         assert text == DEFAULT_ANSWER and stamps[-1] < 0.25
