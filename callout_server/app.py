@@ -81,7 +81,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app = FastAPI(title="callout-server", version="0.1.0", lifespan=lifespan)
     install_error_handlers(app)
     install_openapi(app)
-    app.add_middleware(EdgeMiddleware, body_limit=settings.server.body_limit,
+    app.add_middleware(EdgeMiddleware, body_limit=settings.server.body_limit_named,
                        authenticate=authenticate, default_locale=settings.server.locale)
     # The dialer's hot routes first: every request is matched against the routes in order
     # (with the NLU route last of thirteen routers, matching cost a tenth of a decision).

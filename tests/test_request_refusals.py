@@ -46,7 +46,7 @@ async def test_an_nlu_413_names_nlu_max_body_bytes(app_client: httpx.AsyncClient
 def test_nlu_max_body_bytes_has_an_environment_variable() -> None:
     settings = load_settings(CONFIG_TOML, env={"CALLOUT_NLU_MAX_BODY_BYTES": "65536"})
     assert settings.server.nlu_max_body_bytes == 65536
-    assert settings.server.body_limit("/api/nlu/decide") == (65536, "nlu_max_body_bytes")
+    assert settings.server.body_limit_named("/api/nlu/decide") == (65536, "nlu_max_body_bytes")
 
 
 def test_every_environment_variable_is_listed_in_the_configuration_doc() -> None:

@@ -69,7 +69,10 @@ class ServerSettings(_Section):
     log_format: Literal["text", "json"] = "text"  # json: one JSON object per log line
     access_log: bool = False  # a line per request (uvicorn's); off: it costs the hot path
 
-    def body_limit(self, path: str) -> tuple[int, str]:
+    def body_limit(self, path: str) -> int:
+        return self.body_limit_named(path)[0]
+
+    def body_limit_named(self, path: str) -> tuple[int, str]:
         """The largest body `path` takes, and the setting that says so (named in the 413)."""
         if path.startswith("/api/nlu/"):
             return self.nlu_max_body_bytes, "nlu_max_body_bytes"
