@@ -27,6 +27,7 @@ from callout_server.config.settings import Settings, load_settings
 from callout_server.connectivity.router import router as connectivity_router
 from callout_server.evaluation.router import router as evaluation_router
 from callout_server.health import router as health_router
+from callout_server.logs import write_through
 from callout_server.people.audit_router import router as audit_router
 from callout_server.people.router import router as people_router
 from callout_server.services import Services
@@ -72,12 +73,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         try:
             yield
         finally:
+            # From here a line is written when it is logged: the process may be ended by
+            # the signal uvicorn re-raises once this returns (see logs.py).
+            write_through()
             await services.stop()
 
     app = FastAPI(title="callout-server", version="0.1.0", lifespan=lifespan)
     install_error_handlers(app)
     install_openapi(app)
-    app.add_middleware(EdgeMiddleware, body_limit=settings.server.body_limit,
+    app.add_middleware(EdgeMiddleware, body_limit=settings.server.body_limit_named,
                        authenticate=authenticate, default_locale=settings.server.locale)
     # The dialer's hot routes first: every request is matched against the routes in order
     # (with the NLU route last of thirteen routers, matching cost a tenth of a decision).

@@ -10,6 +10,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from callout_server.emulator.pace import add_pace_arguments
 from callout_server.logs import LOG_FORMATS, LOG_LEVELS, log_config
 
 if TYPE_CHECKING:
@@ -125,7 +126,9 @@ def _emulator(args: argparse.Namespace) -> None:
     from callout_server.emulator import main as emulator_main
 
     logging.config.dictConfig(log_config())
-    emulator_main(["--host", args.host, "--port", str(args.port)])
+    emulator_main(["--host", args.host, "--port", str(args.port),
+                   "--chat-ttft-ms", str(args.chat_ttft_ms),
+                   "--chat-token-ms", str(args.chat_token_ms)])
 
 
 def _logger_level(value: str) -> tuple[str, str]:
@@ -152,7 +155,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", help="address to bind (default: [server] host, 127.0.0.1)")
     serve.add_argument("--port", type=int, help="port to bind (default: [server] port, 8080)")
     serve.add_argument("--workers", type=int, default=1,
-                       help="worker processes (default 1; several need PostgreSQL, see README)")
+                       help="worker processes on this port (default 1). They follow "
+                            "configuration changes through Redis, else by polling the "
+                            "database every [redis] poll_interval_s (SQLite too). Chat "
+                            "sessions live in one worker: serve the chat tier with one "
+                            "worker per port behind a balancer sticky on call_id "
+                            "(docs/chat.md)")
     serve.add_argument("--forwarded-allow-ips", metavar="IPS",
                        help="proxies whose X-Forwarded-For is trusted, comma-separated IPs or "
                             "CIDRs, or '*' (default: [server] forwarded_allow_ips or "
@@ -213,6 +221,7 @@ def build_parser() -> argparse.ArgumentParser:
     emu.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     emu.add_argument("--port", type=int, default=8900,
                      help="port to bind (default 8900, where config.toml points; 0 = any)")
+    add_pace_arguments(emu)
     emu.set_defaults(func=_emulator)
     return parser
 

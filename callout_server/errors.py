@@ -2,7 +2,7 @@
 
     ApiError                      any domain error with a status and a stable code
       NotFound (404), Conflict (409), Unauthorized (401), Forbidden (403),
-      UnprocessableEntity (422), ServiceUnavailable (503, Retry-After)
+      UnsupportedMediaType (415), UnprocessableEntity (422), ServiceUnavailable (503, Retry-After)
 
 Services raise these (or subclasses) and carry their HTTP status with them (an expected
 conflict is a 409, never a 500); `callout_server.api.errors` is the one place that renders
@@ -73,6 +73,10 @@ class Unauthorized(ApiError):
 
 class Forbidden(ApiError):
     status, code = 403, "forbidden"
+
+
+class UnsupportedMediaType(ApiError):
+    status, code = 415, "unsupported_media_type"
 
 
 class UnprocessableEntity(ApiError):

@@ -5,7 +5,9 @@
 Structured fields travel as `extra={...}` on a log call (e.g. the failed model call line in
 `calllog/records.py`): JSON lines carry them as keys, text lines append them as `key=value`.
 Records are formatted where they are logged and written by a background thread
-(`QueuedStderrHandler`), so a log line costs the event loop no blocking write.
+(`QueuedStderrHandler`), so a log line costs the event loop no blocking write; once the
+app's shutdown begins (`write_through()`), lines are written as they are logged, so the
+last ones reach stderr whatever ends the process.
 """
 
 from __future__ import annotations
@@ -85,17 +87,51 @@ class AccessFields(logging.Filter):
         return True
 
 
+class OneLine(logging.Filter):
+    """A message written over several lines (alembic's "Running upgrade ..., <docstring>")
+    joined into one: a log line is one line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if "\n" in message:
+            record.msg, record.args = " ".join(message.split()), None
+        return True
+
+
 class QueuedStderrHandler(QueueHandler):
-    """Formats in the caller's thread, writes to stderr from a background thread."""
+    """Formats in the caller's thread, writes to stderr from a background thread.
+
+    Until shutdown: `write_through()` (the app's lifespan calls it when it begins) writes
+    what is queued and every later line in the caller's thread. uvicorn re-raises SIGTERM
+    once it has stopped, and that ends the process before `atexit`: a line still queued
+    then ("Application shutdown complete", the call-log records never written) was lost.
+    """
 
     def __init__(self) -> None:
         q: queue.SimpleQueue[logging.LogRecord] = queue.SimpleQueue()
         super().__init__(q)
-        writer = logging.StreamHandler(sys.stderr)
-        writer.setFormatter(logging.Formatter("%(message)s"))  # already formatted here
-        self._listener: QueueListener | None = QueueListener(q, writer)
+        self._writer = logging.StreamHandler(sys.stderr)
+        self._writer.setFormatter(logging.Formatter("%(message)s"))  # already formatted here
+        self._listener: QueueListener | None = QueueListener(q, self._writer)
         self._listener.start()
+        self._through = False
         atexit.register(self.close)  # what is queued is written before the process exits
+
+    def enqueue(self, record: logging.LogRecord) -> None:
+        if self._through:
+            self._writer.handle(record)
+        else:
+            super().enqueue(record)
+
+    def write_through(self) -> None:
+        """Write what is queued, then every line at once: the process may end any moment."""
+        self._through = True
+        self._stop_listener()
+
+    def _stop_listener(self) -> None:
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            listener.stop()  # writes what is queued, then joins the thread
 
     def prepare(self, record: logging.LogRecord) -> logging.LogRecord:
         line = self.format(record)
@@ -104,10 +140,15 @@ class QueuedStderrHandler(QueueHandler):
                                       "levelname": record.levelname, "name": record.name})
 
     def close(self) -> None:
-        listener, self._listener = self._listener, None
-        if listener is not None:
-            listener.stop()
+        self._stop_listener()
         super().close()
+
+
+def write_through() -> None:
+    """Shutdown has begun: every queued log line is written now, and later ones at once."""
+    for handler in logging.getLogger().handlers:
+        if isinstance(handler, QueuedStderrHandler):
+            handler.write_through()
 
 
 # The lowest level of the database and HTTP drivers' loggers whatever the process level:
@@ -147,7 +188,8 @@ def log_config(fmt: LogFormat = "text", level: str = "info",
             "text": {"()": "callout_server.logs.TextFormatter"},
             "json": {"()": "callout_server.logs.JsonFormatter"},
         },
-        "filters": {"access_fields": {"()": "callout_server.logs.AccessFields"}},
+        "filters": {"access_fields": {"()": "callout_server.logs.AccessFields"},
+                    "one_line": {"()": "callout_server.logs.OneLine"}},
         "handlers": {"default": {"()": "callout_server.logs.QueuedStderrHandler",
                                  "formatter": formatter}},
         "loggers": {
@@ -155,6 +197,7 @@ def log_config(fmt: LogFormat = "text", level: str = "info",
             "uvicorn.error": {"handlers": [], "propagate": True},
             "uvicorn.access": access,
             "alembic.runtime.plugins": {"level": "WARNING"},  # start-up noise
+            "alembic.runtime.migration": {"filters": ["one_line"]},
             **named,
         },
         "root": {"level": level.upper(), "handlers": ["default"]},

@@ -26,7 +26,7 @@ from typing import Any
 
 from callout_server.audit.log import AuditLog
 from callout_server.auth.service import AuthService
-from callout_server.calllog.metrics import CONFIG_GENERATION
+from callout_server.calllog.metrics import CONFIG_GENERATION, watch_writer
 from callout_server.calllog.recorder import DiagnosticsRecorder
 from callout_server.calllog.service import DiagnosticsQueries
 from callout_server.config.bus import ConfigSync
@@ -148,6 +148,7 @@ class Services:
             nlu_inputs_days=self.settings.calllog.nlu_inputs_days))
         await self.recorder.start()
         self._stoppers.append(self.recorder.stop)
+        watch_writer(self.recorder.health)
         self.diagnostics = self._provide(DiagnosticsQueries(self.db, self.recorder))
 
     async def _start_tiers(self) -> None:

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything the test suite needs on a fresh machine and runs all of it:
 # the Python environment, PostgreSQL and Redis (started if they are not running),
-# Debian's chromium for the browser tests (installed if absent), lint, then pytest.
+# Debian's chromium for the browser tests and promtool for the alert rules (installed if
+# absent), lint, then pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,6 +34,13 @@ if [ ! -x /usr/bin/chromium ] || ! dpkg -s fonts-noto-cjk >/dev/null 2>&1; then
   apt-get update -q && apt-get install -y -q chromium fonts-noto-cjk
 fi
 /usr/bin/chromium --version
+
+log "promtool (Debian's prometheus package) for the monitoring rules' tests"
+if ! command -v promtool >/dev/null 2>&1; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q && apt-get install -y -q --no-install-recommends prometheus
+fi
+promtool --version | head -n1
 
 log "lint (ruff)"
 .venv/bin/ruff check .

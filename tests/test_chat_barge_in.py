@@ -65,6 +65,23 @@ async def test_cancel_ends_stream_and_closes_upstream(emulator, style):
         await h.close()
 
 
+async def test_the_emulators_stock_reply_can_be_barged_in_on(emulator):
+    """As shipped (no script): the stock reply streams at a real model's pace, so a cancel
+    after its first sentence stops it with the rest unsaid (the README's demo)."""
+    model = emulator.unique_model("chatm")
+    h = await make_service(emulator, model)
+    try:
+        new_session(h)
+        events, delay = await _barge_after_first_sentence(
+            h, turn(h, "t1", "你好"), lambda: h.service.cancel("c1", "t1"))
+        assert delay < BARGE_LIMIT_S and the_end(events)["reason"] == "cancelled"
+        assert sentences(events) == ["好的，我明白您的意思了。"]
+        record = await wait_disconnect(emulator, model)
+        assert record["chunks_sent"] < 40  # of 45: the rest was never generated
+    finally:
+        await h.close()
+
+
 async def test_cancel_for_another_turn_or_idle_session_is_a_no_op(emulator):
     model = emulator.unique_model("chatm")
     await emulator.script(model, {"content": "好的。"}, times=1)

@@ -23,9 +23,16 @@ APOLOGY = ChatSettings().timeout_apology
 FAST = {"ttft_timeout_s": 0.3, "read_timeout_s": 0.3}
 
 
-async def _one_turn(emulator, reply, *, output="audio", session=None, **settings):
+# The stock reply at full speed (the emulator streams it at a real model's pace otherwise,
+# 300 ms to the first token: as long as these tests' time limits).
+STOCK_FAST = {"ttft_ms": 0, "token_delay_ms": 0}
+
+
+async def _one_turn(emulator, reply, *, output="audio", session=None, then=None, **settings):
     model = emulator.unique_model("chatm")
     await emulator.script(model, reply, times=1)
+    if then is not None:  # what the next request gets
+        await emulator.script(model, then)
     h = await make_service(emulator, model, **{**FAST, **settings})
     try:
         new_session(h, **(session or {}))
@@ -108,7 +115,7 @@ async def test_upstream_faults_end_with_error(emulator, reply, code, style):
 
 async def test_passing_503_before_the_first_event_is_retried_and_completes(emulator):
     # The pool tries again before anything reached the caller: the turn is whole, one `end`.
-    events, _, _, records = await _one_turn(emulator, {"status": 503})
+    events, _, _, records = await _one_turn(emulator, {"status": 503}, then=STOCK_FAST)
     assert names(events).count("end") == 1 and the_end(events)["reason"] == "completed"
     assert sentences(events)
     assert (records[0].code, records[0].attempts) == ("ok", 2)

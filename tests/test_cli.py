@@ -11,7 +11,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import os
+import re
 import subprocess
 import sys
 import time
@@ -111,6 +113,10 @@ def test_serve_help_lists_its_options(tmp_path: Path) -> None:
     for text in ("--config PATH", "--access-log", "--log-format {text,json}", "--workers",
                  "address to bind", "one JSON object per line"):
         assert text in done.stdout, text
+    # Several workers need no PostgreSQL: on SQLite they converge by polling, as the README
+    # and docs/configuration.md say (tests/test_config_workers.py runs it).
+    workers = " ".join(done.stdout.split("--workers WORKERS")[-1].split("--forwarded")[0].split())
+    assert "PostgreSQL" not in workers and "SQLite" in workers and "poll" in workers, workers
 
 
 def _wait_healthy(proc: subprocess.Popen[bytes], url: str, log: Path) -> None:
@@ -210,7 +216,6 @@ def test_migrations_run_only_on_a_url_they_are_handed(tmp_path: Path) -> None:
     assert "callout-server alembic" in done.stderr
 
 
-
 def test_debug_level_keeps_driver_loggers_quiet_unless_named() -> None:
     from callout_server.config.settings import ConfigFileError, load_settings
     from callout_server.logs import log_config
@@ -269,3 +274,23 @@ def test_serve_at_debug_on_sqlite_logs_no_statement_parameters(tmp_path: Path) -
     assert " DEBUG " in text  # the level applies to the server's own loggers
     assert words not in text and "$argon2" not in text
     assert "INSERT INTO" not in text and " aiosqlite " not in text
+
+
+def test_first_migration_logs_one_line_per_step(tmp_path: Path) -> None:
+    """A migration's docstring runs over several lines; its log line does not."""
+    done = _run(["migrate", "--config", str(CONFIG)], tmp_path)
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    steps = [x for x in lines if "Running upgrade" in x]
+    assert len(steps) >= 8, done.stderr
+    stamped = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} [A-Z]+ ")
+    assert all(stamped.match(x) for x in lines), done.stderr
+
+
+def test_a_message_over_several_lines_is_logged_as_one() -> None:
+    from callout_server.logs import OneLine, TextFormatter
+
+    record = logging.makeLogRecord({"msg": "Running %s", "args": ("upgrade a -> b, Two\nlines.",),
+                                    "levelname": "INFO", "name": "alembic.runtime.migration"})
+    assert OneLine().filter(record)
+    assert TextFormatter().format(record).endswith("Running upgrade a -> b, Two lines.")

@@ -205,6 +205,21 @@ async def test_connection_refused(client: LLMClient) -> None:
     assert_secret_free(err)
 
 
+async def test_a_refused_connection_names_host_port_and_reason_only(client: LLMClient) -> None:
+    # aiohttp's own words say `ssl:default` for a plain http URL: nothing ops should chase.
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/v1"
+    errors = [await failure(client.complete(cfg(url), REQ))]
+    with pytest.raises(LLMCallError) as info:
+        async with client.stream(cfg(url), REQ) as s:
+            async for _ in s:
+                pass
+    errors.append(info.value)
+    for err in errors:
+        assert err.code == "connect_error"
+        assert err.diagnostic.detail == f"Cannot connect to host 127.0.0.1:{port} [Connection refused]"
+
+
 @pytest.mark.parametrize(
     ("exc", "code"),
     [

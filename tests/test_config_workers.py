@@ -129,3 +129,21 @@ async def test_database_down_serves_snapshot_refuses_writes_and_recovers(
             assert r.status_code == 201
     finally:
         await proxy.stop()
+
+
+async def test_workers_on_one_sqlite_file_converge_by_polling(start_worker, tmp_path) -> None:
+    """What `serve --help` says of several workers: no PostgreSQL or Redis needed."""
+    env = {"CALLOUT_POLL_INTERVAL_S": "0.5"}
+    sqlite = f"sqlite+aiosqlite:///{tmp_path / 'shared.db'}"
+    a, b = await asyncio.gather(start_worker("a", redis=False, database_url=sqlite, **env),
+                                start_worker("b", redis=False, database_url=sqlite, **env))
+    async with httpx.AsyncClient(timeout=5) as client:
+        assert core(await _health(client, b)) == {
+            "status": "ok", "db": "ok", "redis": "disabled", "config_generation": 0}
+        for i in range(2):
+            generation = await _change(client, a, name=f"s{i}", model=f"sqlite-{i}",
+                                       is_active=True)
+            assert await _wait_generation(client, b, generation, timeout_s=1.5) < 1.5
+            active = (await client.get(f"{b.url}/api/admin/llm-active",
+                                       headers=ADMIN_HEADERS)).json()
+            assert active["tiers"]["nlu"]["config"]["model"] == f"sqlite-{i}"

@@ -327,8 +327,9 @@ async def test_stream_reasoning_content_and_include_usage(emulator):
     assert objs[-2]["choices"][0]["finish_reason"] == "stop"
     assert objs[-1]["choices"] == [] and objs[-1]["usage"]["completion_tokens"] > 0
     assert all(o["usage"] is None for o in objs[:-1])
-    plain = chunks(await stream_lines(emulator, "deepseek", {"model": "deepseek-chat",
-                                                             "messages": MSG}))
+    fast = emulator.unique_model("deepseek-chat")
+    await emulator.script(fast, {"ttft_ms": 0, "token_delay_ms": 0})  # the stock text, unpaced
+    plain = chunks(await stream_lines(emulator, "deepseek", {"model": fast, "messages": MSG}))
     assert all("usage" not in o for o in plain)
 
 
@@ -452,6 +453,76 @@ async def test_ttft_and_token_delay(emulator):
     start = time.monotonic()
     await post(emulator, "vllm", {"model": model2, "messages": MSG})
     assert time.monotonic() - start >= 0.49  # non-streaming waits the whole generation
+
+
+async def _stamps(emulator: EmulatorHandle, body: dict[str, Any]) -> tuple[list[float], str]:
+    """Seconds from the request to each data event, and the streamed text."""
+    start = time.monotonic()
+    stamps: list[float] = []
+    text = []
+    async with httpx.AsyncClient(timeout=30) as c, c.stream(
+            "POST", f"{emulator.base_url()}/chat/completions",
+            json={"messages": MSG, "stream": True, **body}) as r:
+        async for line in r.aiter_lines():
+            if line.startswith("data: {"):
+                stamps.append(time.monotonic() - start)
+                delta = (json.loads(line[6:])["choices"] or [{}])[0].get("delta") or {}
+                text.append(delta.get("content") or "")
+    return stamps, "".join(text)
+
+
+async def test_the_stock_chat_reply_streams_at_a_real_models_pace(emulator):
+    """300 ms to the first token, 40 ms a chunk (pace.py): long enough to barge in on."""
+    stamps, text = await _stamps(emulator, {"model": emulator.unique_model("qwen2.5-7b")})
+    assert text == DEFAULT_ANSWER
+    assert stamps[0] >= 0.29
+    assert stamps[-1] - stamps[0] >= 0.04 * 40  # 41 tokens, paced; a slow reader only adds
+    # Non-streamed, and other prompts (JSON mode): as fast as ever.
+    start = time.monotonic()
+    r = await post(emulator, "vllm", {"model": emulator.unique_model("qwen2.5-7b"),
+                                      "messages": MSG})
+    assert message(r)["content"] == DEFAULT_ANSWER and time.monotonic() - start < 0.25
+    stamps, _ = await _stamps(emulator, {"model": emulator.unique_model("qwen2.5-7b"),
+                                         "response_format": {"type": "json_object"}})
+    assert stamps[-1] < 0.25
+
+
+async def test_a_script_asks_for_speed_or_its_own_pace(emulator):
+    fast = emulator.unique_model("qwen2.5-7b")
+    await emulator.script(fast, {"ttft_ms": 0, "token_delay_ms": 0})  # the stock text, fast
+    stamps, text = await _stamps(emulator, {"model": fast})
+    assert text == DEFAULT_ANSWER and stamps[-1] < 0.25
+    own = emulator.unique_model("qwen2.5-7b")
+    await emulator.script(own, {"token_delay_ms": 5})  # the default time to first token
+    stamps, _ = await _stamps(emulator, {"model": own})
+    assert stamps[0] >= 0.29 and stamps[-1] - stamps[0] < 1.0
+    scripted = emulator.unique_model("qwen2.5-7b")
+    await emulator.script(scripted, {"content": "好的。"})  # scripted text: its own timing
+    stamps, text = await _stamps(emulator, {"model": scripted})
+    assert text == "好的。" and stamps[-1] < 0.25
+
+
+async def test_the_whole_emulator_can_run_fast_and_a_thinking_stream_is_not_paced(emulator):
+    """`--chat-ttft-ms 0 --chat-token-ms 0` (benchmarks): the stock reply at full speed."""
+    from aiohttp import web
+
+    from callout_server.emulator.pace import ChatPace
+    from callout_server.emulator.server import build_app
+
+    runner = web.AppRunner(build_app(pace=ChatPace(0, 0)), handler_cancellation=True)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    try:
+        port = runner.addresses[0][1]
+        stamps, text = await _stamps(EmulatorHandle(f"http://127.0.0.1:{port}"),
+                                     {"model": "qwen2.5-7b"})
+        assert text == DEFAULT_ANSWER and stamps[-1] < 0.25
+    finally:
+        await runner.cleanup()
+    # 600 tokens of reasoning at 40 ms would take 24 s: a reasoning stream keeps its speed.
+    stamps, _ = await _stamps(emulator, {"model": emulator.unique_model("qwen3-8b")})
+    assert stamps[-1] < 1.0
 
 
 @pytest.mark.parametrize(("persona", "status", "probe"), [

@@ -38,7 +38,7 @@ NAMES = {
     "Ellipsis", "uXXXX",
     # request and answer fields the sentence names, and values of them
     "intent", "intents", "slots", "values", "enum", "parameters", "output", "window",
-    "reasoning", "stop", "think",
+    "reasoning", "stop", "think", "function", "name", "description", "type",
     # duration units in `15m, 1h or 7d`
     "h", "m", "d",
 }

@@ -98,6 +98,7 @@ CASES: list[tuple[str, dict[str, str], Any]] = [
     ("string number", {**SERVICE_HEADERS, **J}, json.dumps(decide_body(deadline_ms="1500"))),
     ("missing utterance", {**SERVICE_HEADERS, **J},
      json.dumps({k: v for k, v in decide_body().items() if k != "utterance"})),
+    ("blank utterance", {**SERVICE_HEADERS, **J}, json.dumps(decide_body(utterance="  "))),
     ("wrong types, English", {**SERVICE_HEADERS, **J, "accept-language": "en"},
      json.dumps(decide_body(utterance=5, intents="x", deadline_ms=True))),
     ("unknown field", {**SERVICE_HEADERS, **J}, json.dumps(decide_body(surprise=1))),
@@ -157,7 +158,10 @@ async def test_every_case_answers_as_fastapi_does(app) -> None:
     statuses = {name: a[0] for (name, *_), a in zip(CASES, lean, strict=True)}
     assert statuses["valid"] == statuses["string number"] == statuses["valid, +json"] == 200
     assert statuses["no credentials"] == 401 and statuses["not UTF-8"] in (400, 422)
-    assert all(statuses[n] == 422 for n in ("missing utterance", "NaN", "not JSON", "text/plain"))
+    assert all(statuses[n] == 422 for n in ("missing utterance", "blank utterance", "NaN",
+                                            "not JSON"))
+    # Not sent as JSON: said so (415), not "body should be a JSON object".
+    assert statuses["text/plain"] == statuses["no content type"] == 415
 
 
 async def test_a_chunked_body_over_the_limit_is_413_both_ways(app) -> None:

@@ -187,6 +187,8 @@ async def test_intent_not_offered_is_schema_mismatch_never_passed_through(app_fo
         assert r.status_code == 502
         err = r.json()["error"]
         assert err["code"] == "schema_mismatch" and "maybe_later" in err["message"]
+        # The offered names as a reader writes them, not a Python list's repr.
+        assert "（agree, refuse）" in err["message"] and "[" not in err["message"], err
         assert "maybe_later" not in str(r.json().get("intent"))
         r, _ = await decide(client, fallback_intent="refuse")
         assert (r.json()["intent"], r.json()["fallback"]) == ("refuse", True)

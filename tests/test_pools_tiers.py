@@ -174,3 +174,27 @@ async def test_script_generation_fails_over_to_a_replica_streamed_or_not(
         recs = await script_records(client)
         assert {x["code"] for x in recs} == {"ok"}
         assert {x["endpoint"] for x in recs} == {up}
+
+
+async def test_an_endpoints_last_error_reads_in_the_readers_language(
+        make_settings: Any, pg_url: str, emulator: Any) -> None:
+    """The failing call was a Chinese caller's; ops reading in English get English (and
+    the other way round): the endpoint keeps the diagnostic, the view words it."""
+    model = emulator.unique_model("qwen2.5-7b")
+    dead = f"http://127.0.0.1:{free_port()}/v1"
+    async with nlu_app(make_settings, pg_url, emulator, model, base_url=dead) as client:
+        r, _ = await decide(client, fallback_intent="refuse")
+        assert r.status_code == 200 and r.json()["fallback"] is True, r.text
+
+        async def last_error(lang: str) -> dict[str, Any]:
+            got = await client.get("/api/admin/upstreams",
+                                   headers={**ADMIN_HEADERS, "Accept-Language": lang})
+            (item,) = [i for i in got.json()["items"] if i["base_url"] == dead]
+            return dict(item["last_error"])
+
+        en, zh = await last_error("en"), await last_error("zh")
+        assert en["code"] == zh["code"] == "connect_error"
+        assert en["message"].startswith("Could not connect to the inference server"), en
+        assert en["advice"].startswith("Check base_url"), en
+        assert zh["message"].startswith("无法连接推理服务"), zh
+        assert zh["advice"].startswith("检查 base_url"), zh

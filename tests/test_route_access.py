@@ -71,6 +71,7 @@ ROUTES: dict[tuple[str, str], str] = {
     # diagnostics
     ("GET", "/api/admin/diagnostics"): "viewer",
     ("GET", "/api/admin/diagnostics/summary"): "viewer",
+    ("GET", "/api/admin/diagnostics/export"): "viewer",
     # script drafts
     ("GET", "/api/admin/scripts"): "viewer",
     ("GET", "/api/admin/scripts/{draft_id}"): "viewer",

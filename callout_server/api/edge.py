@@ -45,12 +45,13 @@ PUBLIC_API_PATHS = frozenset({"/api/auth/login", "/api/auth/logout"})
 
 
 class BodyTooLarge(MessageHTTPException):
-    def __init__(self, limit: int) -> None:
-        super().__init__(413, "payload_too_large", msg("payload_too_large", limit=limit))
+    def __init__(self, limit: int, setting: str) -> None:
+        super().__init__(413, "payload_too_large",
+                         msg("payload_too_large", limit=limit, setting=setting))
 
 
 class EdgeMiddleware:
-    def __init__(self, app: ASGIApp, *, body_limit: Callable[[str], int],
+    def __init__(self, app: ASGIApp, *, body_limit: Callable[[str], tuple[int, str]],
                  authenticate: Callable[[Request], Awaitable[object]],
                  default_locale: Locale = "zh") -> None:
         self.app = app
@@ -83,10 +84,10 @@ class EdgeMiddleware:
                 scope, receive, send)
             return
         path: str = scope["path"]
-        limit = self.body_limit(path)
+        limit, setting = self.body_limit(path)  # bytes, and the setting the 413 names
         declared = _content_length(scope)
         if declared is not None and declared > limit:
-            await _render(BodyTooLarge(limit), scope, receive, send, locale)
+            await _render(BodyTooLarge(limit, setting), scope, receive, send, locale)
             return
         if path.startswith("/api/") and path not in PUBLIC_API_PATHS:
             try:
@@ -99,7 +100,7 @@ class EdgeMiddleware:
                 await JSONResponse(database_unavailable_body(locale), status_code=503, headers={
                     "Retry-After": str(DATABASE_RETRY_AFTER_S)})(scope, receive, send)
                 return
-        await self.app(scope, _counting(receive, limit), send)
+        await self.app(scope, _counting(receive, limit, setting), send)
 
 
 async def received_at(request: Request) -> float | None:
@@ -142,7 +143,7 @@ def _content_length(scope: Scope) -> int | None:
     return None
 
 
-def _counting(receive: Receive, limit: int) -> Receive:
+def _counting(receive: Receive, limit: int, setting: str) -> Receive:
     """`receive` that refuses a body (chunked, or lying about its length) beyond `limit`."""
     seen = 0
 
@@ -154,7 +155,7 @@ def _counting(receive: Receive, limit: int) -> Receive:
             if seen > limit:
                 # Raised inside the route's body read: FastAPI re-raises an HTTPException,
                 # and the error handlers render it as the contract's 413.
-                raise BodyTooLarge(limit)
+                raise BodyTooLarge(limit, setting)
         return message
 
     return wrapped

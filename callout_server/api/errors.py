@@ -5,7 +5,7 @@ Domain errors (`callout_server.errors.ApiError` and its subclasses) render as
 database that cannot serve it (`db.engine.DatabaseDown`) is 503 `database_unavailable`. Request validation errors
 become 422 with the offending fields named in both `message` and `fields` (each with the
 pydantic error `type` as its `code`); a body that is not JSON is a 422 naming the line and
-column; anything unexpected is a 500 in the same envelope. A 429 or 503 carries
+column, one sent without `Content-Type: application/json` a 415 saying so; anything unexpected is a 500 in the same envelope. A 429 or 503 carries
 `Retry-After`. Every message is rendered in the language negotiated for the request
 (`api/language.py`): `Accept-Language`, else `[server] locale`.
 """
@@ -21,8 +21,17 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from callout_server.api.language import request_locale
 from callout_server.db.engine import DatabaseDown
-from callout_server.errors import ApiError
-from callout_server.i18n import COLON, SEMICOLON, Locale, Msg, field_message, json_reason, text
+from callout_server.errors import ApiError, UnsupportedMediaType
+from callout_server.i18n import (
+    COLON,
+    SEMICOLON,
+    Locale,
+    Msg,
+    field_message,
+    json_reason,
+    msg,
+    text,
+)
 
 
 class MessageHTTPException(StarletteHTTPException):
@@ -92,6 +101,26 @@ _HTTP_ERRORS = {400: ("invalid_body", "invalid_body"), 404: ("not_found", "not_f
                 405: ("method_not_allowed", "method_not_allowed")}
 
 
+def _is_json(content_type: str) -> bool:
+    kind = content_type.split(";", 1)[0].strip().lower()
+    return kind == "application/json" or (kind.startswith("application/") and kind.endswith("+json"))
+
+
+def _not_json(request: Request, exc: RequestValidationError) -> UnsupportedMediaType | None:
+    """A body FastAPI did not read as JSON because of its Content-Type (missing, or curl's
+    form default): say so, instead of "body should be a JSON object"."""
+    content_type = request.headers.get("content-type", "")
+    if _is_json(content_type):
+        return None
+    # FastAPI hands the body on as raw bytes when the header does not say JSON.
+    if not isinstance(exc.body, bytes | bytearray) or not exc.body:
+        return None
+    if not any(tuple(e.get("loc", ()))[:1] == ("body",) for e in exc.errors()):
+        return None
+    got: str | Msg = content_type[:100] if content_type else msg("content_type_none")
+    return UnsupportedMediaType(msg("content_type_json", got=got))
+
+
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ApiError)
     async def _api_error(request: Request, exc: ApiError) -> JSONResponse:
@@ -115,6 +144,9 @@ def install_error_handlers(app: FastAPI) -> None:
     async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
         # Input values are not echoed back: they may hold an API key.
         locale = request_locale(request)
+        unsupported = _not_json(request, exc)
+        if unsupported is not None:
+            return JSONResponse(unsupported.body(locale), status_code=unsupported.status)
         fields = [_json_error(e, exc.body, locale) if e.get("type") == "json_invalid"
                   else field_error(e, locale) for e in exc.errors()]
         return JSONResponse(validation_error_body(fields, locale), status_code=422)

@@ -5,6 +5,7 @@ can give come from the layers around them and are added here, in one place:
 
     any route                    500 internal_error
     a route with a body          400 invalid_body (not UTF-8), 413 payload_too_large,
+                                 415 unsupported_media_type (not sent as application/json),
                                  422 validation_error (JSON syntax or fields)
     any /api/ route but login    401 unauthorized (the edge checks credentials first)
     /api/admin/*                 403 forbidden (a service token, or a failed CSRF check)
@@ -41,6 +42,7 @@ _DESCRIPTIONS = {
     401: "missing or invalid credentials",
     403: "credentials of the wrong kind, or a console write without its CSRF token",
     413: "the body is larger than the route's limit",
+    415: "the body was not sent as JSON (Content-Type: application/json)",
     422: "invalid JSON or invalid fields, named in `fields`",
     500: "an unexpected server error (the server log has the details)",
     503: "the database (or another service) is unavailable for now: retry after `Retry-After`",
@@ -56,7 +58,7 @@ def _error_ref(status: int) -> dict[str, Any]:
 def _statuses(path: str, operation: dict[str, Any]) -> set[int]:
     statuses = {500}
     if "requestBody" in operation:
-        statuses |= {400, 413, 422}
+        statuses |= {400, 413, 415, 422}
     if operation.get("parameters"):
         statuses.add(422)
     if path.startswith("/api/") and path not in PUBLIC_API_PATHS:

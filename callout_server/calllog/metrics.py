@@ -6,6 +6,9 @@ a client controls, so the series count stays small. No key or prompt ever reache
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from typing import Any
+
 from prometheus_client import Counter, Gauge, Histogram
 
 from callout_server.calllog.records import CallRecord
@@ -24,6 +27,11 @@ DIAG_DROPPED = Counter("callout_diagnostics_dropped_total",
 DIAG_REJECTED = Counter("callout_diagnostics_rejected_total",
                         "Call-log records the database refused (bad data), isolated and dropped")
 DIAG_QUEUED = Gauge("callout_diagnostics_queue_depth", "Call-log records waiting to be written")
+DIAG_WRITER_STALLED = Gauge("callout_diagnostics_writer_stalled",
+                            "1 while the call-log writer is stalled: records have waited "
+                            "[diagnostics] stalled_after_s with no write succeeding")
+DIAG_OLDEST_PENDING = Gauge("callout_diagnostics_oldest_pending_seconds",
+                            "Age of the oldest call-log record not yet written (0: none waits)")
 EVALUATION_CALLS = Counter("callout_evaluation_calls_total",
                            "Shadow-evaluation replays by outcome code (not live traffic)",
                            ["code"])
@@ -41,3 +49,10 @@ def observe(rec: CallRecord) -> None:
                         ("reasoning", rec.reasoning_tokens)):
         if value:
             LLM_TOKENS.labels(rec.tier, kind).inc(value)
+
+
+def watch_writer(health: Callable[[], Mapping[str, Any]]) -> None:
+    """The writer's health (what /healthz reports) read when /metrics is scraped."""
+    DIAG_WRITER_STALLED.set_function(
+        lambda: 1.0 if health()["diagnostics_writer"] == "stalled" else 0.0)
+    DIAG_OLDEST_PENDING.set_function(lambda: health()["diagnostics_oldest_pending_s"] or 0.0)

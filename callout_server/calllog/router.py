@@ -1,16 +1,18 @@
-"""Ops' reads of the call log: `GET /api/admin/diagnostics` and `/summary`."""
+"""Ops' reads of the call log: `GET /api/admin/diagnostics`, `/export` (CSV) and `/summary`."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query
+from fastapi.responses import StreamingResponse
 
 from callout_server.api.deps import provide
 from callout_server.api.params import BeforeId, Since, Until
 from callout_server.auth.deps import Principal, require_role
 from callout_server.auth.roles import Role
-from callout_server.calllog.service import DiagnosticsQueries
+from callout_server.calllog.service import EXPORT_MAX_ROWS, DiagnosticsQueries
+from callout_server.db.base import utcnow
 from callout_server.i18n import current
 
 router = APIRouter(prefix="/api/admin/diagnostics", tags=["diagnostics"])
@@ -36,6 +38,34 @@ async def list_diagnostics(
     return await diagnostics.page(limit=limit, before_id=before_id, since=since, until=until,
                                   locale=current(), tier=tier, code=code, model=model,
                                   call_id=call_id, node_id=node_id, source=source)
+
+
+_CSV = {"description": "the records as CSV (UTF-8 with a BOM), newest first",
+        "content": {"text/csv": {"schema": {"type": "string"}}}}
+
+
+@router.get("/export", response_class=StreamingResponse,
+            responses={200: _CSV, 401: {}, 403: {}, 422: {}})
+async def export_diagnostics(
+    diagnostics: Diagnostics, _: Viewer,
+    tier: Literal["nlu", "chat", "script"] | None = None,
+    code: Annotated[str | None, Query(max_length=40)] = None,
+    model: Annotated[str | None, Query(max_length=200)] = None,
+    call_id: Annotated[str | None, Query(max_length=200)] = None,
+    node_id: Annotated[str | None, Query(max_length=200)] = None,
+    source: Literal["live", "evaluation"] | None = None,
+    since: Since = None,
+    until: Until = None,
+    limit: Annotated[int, Query(ge=1, le=EXPORT_MAX_ROWS)] = 10_000,
+    # A download link cannot send Accept-Language: the console names its language here.
+    lang: Literal["zh", "en"] | None = None,
+) -> StreamingResponse:
+    chunks = await diagnostics.export(max_rows=limit, since=since, until=until,
+                                locale=lang or current(), tier=tier, code=code, model=model,
+                                call_id=call_id, node_id=node_id, source=source)
+    stamp = utcnow().strftime("%Y%m%dT%H%M%SZ")
+    return StreamingResponse(chunks, media_type="text/csv; charset=utf-8", headers={
+        "Content-Disposition": f'attachment; filename="diagnostics-{stamp}.csv"'})
 
 
 @router.get("/summary", responses={401: {}, 403: {}, 422: {}})

@@ -94,7 +94,13 @@ class ServerSettings(Section):
     max_connections: int = Field(2048, ge=1, le=1_000_000)
 
     def body_limit(self, path: str) -> int:
-        return self.nlu_max_body_bytes if path.startswith("/api/nlu/") else self.max_body_bytes
+        return self.body_limit_named(path)[0]
+
+    def body_limit_named(self, path: str) -> tuple[int, str]:
+        """The largest body `path` takes, and the setting that says so (named in the 413)."""
+        if path.startswith("/api/nlu/"):
+            return self.nlu_max_body_bytes, "nlu_max_body_bytes"
+        return self.max_body_bytes, "max_body_bytes"
 
 
 class DatabaseSettings(Section):
@@ -230,6 +236,7 @@ ENV_OVERRIDES: dict[str, tuple[str, str]] = {
     "CALLOUT_POLL_INTERVAL_S": ("redis", "poll_interval_s"),
     "CALLOUT_FORWARDED_ALLOW_IPS": ("server", "forwarded_allow_ips"),
     "CALLOUT_MAX_BODY_BYTES": ("server", "max_body_bytes"),
+    "CALLOUT_NLU_MAX_BODY_BYTES": ("server", "nlu_max_body_bytes"),
     "CALLOUT_LOG_FORMAT": ("server", "log_format"),
     "CALLOUT_ACCESS_LOG": ("server", "access_log"),
     "CALLOUT_LOG_LEVEL": ("server", "log_level"),

@@ -2,7 +2,8 @@
 
 The pools' live state (callout_server.upstream, in memory) for the active configurations,
 their fallbacks and anything else called since start, named with the configuration's tier
-and name from the snapshot. No database read.
+and name from the snapshot. No database read. An endpoint keeps its last error as a
+`Diagnostic` (code and numbers); it is worded here, in the reader's language.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from callout_server.config.snapshot import ConfigStore
+from callout_server.i18n import current
 from callout_server.upstream import Upstreams, config_key
 
 
@@ -29,7 +31,7 @@ class UpstreamOut(BaseModel):
     latency_ms: float | None  # peak-EWMA, null before the first answer
     error_rate: float  # share of failed requests among the recent ones
     cooldown_until: str | None
-    last_error: dict[str, Any] | None
+    last_error: dict[str, Any] | None  # worded in the reader's language
 
 
 class UpstreamList(BaseModel):
@@ -50,11 +52,14 @@ class UpstreamHealth:
                 if config_key(cfg) not in named or role == "active":
                     named[config_key(cfg)] = (cfg.name, cfg.tier, role)
         items = []
+        locale = current()
         for view in self._upstreams.views(routes):
             name, tier, role = named.get(view["config"], (None, None, None))
-            until = view["cooldown_until"]
+            until, error = view["cooldown_until"], view["last_error"]
             items.append(UpstreamOut(
-                **view | {"cooldown_until": _iso(until)}, config_name=name, tier=tier, role=role))
+                **view | {"cooldown_until": _iso(until),
+                          "last_error": error.to_dict(locale) if error else None},
+                config_name=name, tier=tier, role=role))
         items.sort(key=lambda i: (i.role is None, i.tier or "", i.role != "active", i.config))
         return UpstreamList(items=items)
 

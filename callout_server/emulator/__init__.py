@@ -58,7 +58,11 @@ Unscripted replies (``textgen.py``) are decided from the prompt:
 * the script tier's prompt (``script_brief.py``) → a call script in the requested sections,
   in the brief's language (``script_persona.py``, ``script_phrases.py``);
 * other prompts: JSON mode → a JSON object (``{"intent": <first intent name found in the
-  prompt>}`` or a minimal instance of the given schema); otherwise a short Chinese reply.
+  prompt>}`` or a minimal instance of the given schema); otherwise a short Chinese reply,
+  which a stream delivers at a real model's pace (``pace.py``: 300 ms to the first token,
+  40 ms per chunk, about 2 s, so barge-in has something to interrupt). ``--chat-ttft-ms`` /
+  ``--chat-token-ms`` set that pace (``0 0``: full speed, for benchmarks); a script's own
+  ``ttft_ms`` / ``token_delay_ms`` win over it.
 
 When the model thinks, its reasoning opens with what the persona weighed, then runs on to
 the reasoning budget.
@@ -89,7 +93,8 @@ Reply fields: ``content``; ``reasoning`` (text, placed where the persona puts it
 the model thinks); ``reasoning_tokens`` (spend without text); ``tool_calls``
 ``[{"name", "arguments": obj|raw str, "id"?}]`` (streamed as 8-char argument deltas);
 ``finish_reason`` (override, null allowed); ``chunks`` (explicit content pieces);
-``ttft_ms``; ``token_delay_ms`` (per chunk; non-streaming waits the total); ``status`` +
+``ttft_ms``; ``token_delay_ms`` (per chunk; non-streaming waits the total; both 0 when not
+given, except for the stock chat reply, see above); ``status`` +
 ``error_body`` (default: the persona's error shape) + ``headers``; ``hang`` (``true``: never
 answer, not even headers; ``N``: stream N chunks then stall); ``disconnect_after`` (drop the
 connection after N chunks; non-streaming: no response); ``malformed_after`` (an invalid SSE

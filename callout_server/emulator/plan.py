@@ -50,6 +50,7 @@ class Plan:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     usage_override: Any = UNSET
+    stock_chat: bool = False  # the answer is the persona's stock chat reply (see pace.py)
 
     def usage(self, persona: Persona) -> dict[str, Any] | None:
         if self.usage_override is not UNSET:
@@ -203,4 +204,6 @@ def make_plan(
         content=content, content_pieces=a_pieces, tool_calls=calls, finish_reason=finish,
         prompt_tokens=tokens.prompt_tokens(prompt),
         completion_tokens=r_used + a_tokens, usage_override=reply.usage,
+        stock_chat=reply.content is None and not reply.tool_calls and default is not None
+        and default.chat,
     )

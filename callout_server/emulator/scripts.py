@@ -42,6 +42,7 @@ class Reply:
     keepalive_ms: float | None = None
     no_choices: bool = False
     usage: Any = UNSET
+    given: frozenset[str] = frozenset()  # the fields the script set (the rest: defaults)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Reply:
@@ -49,7 +50,7 @@ class Reply:
         if unknown:
             # A typo in a test script must fail loudly, not silently run the default.
             raise ValueError(f"unknown reply fields: {sorted(unknown)}")
-        reply = cls(**data)
+        reply = cls(**data, given=frozenset(data))
         if reply.chunks is not None and reply.content is None:
             reply.content = "".join(reply.chunks)
         return reply

@@ -21,6 +21,8 @@ from aiohttp import web
 
 from callout_server.emulator import chat_completions, responses
 from callout_server.emulator.errors import VendorError, default_message
+from callout_server.emulator.pace import DEFAULT as DEFAULT_PACE
+from callout_server.emulator.pace import ChatPace, add_pace_arguments
 from callout_server.emulator.personas import DEFAULT_PERSONA, PERSONAS, Persona
 from callout_server.emulator.plan import Plan, make_plan
 from callout_server.emulator.rules import Api
@@ -34,6 +36,7 @@ from callout_server.emulator.streaming import (
 
 BOOK = web.AppKey("book", ScriptBook)
 RECORDER = web.AppKey("recorder", Recorder)
+PACE = web.AppKey("pace", ChatPace)
 
 Renderer = Callable[[Persona, Plan, dict[str, Any], bool], dict[str, Any]]
 Streamer = Callable[[Persona, Plan, dict[str, Any], bool], Iterator[bytes]]
@@ -104,6 +107,8 @@ async def _answer(
     except VendorError as err:
         return _error(persona, err)
     if stream:
+        if plan.stock_chat and not plan.reasoning_tokens:  # a real model's pace (pace.py)
+            reply = request.app[PACE].applied_to(reply)
         if reply.hang is True:
             await asyncio.Event().wait()  # accepted, never answers (not even headers)
         return await pump(request, reply, streamer(persona, plan, body, reply.no_choices),
@@ -165,12 +170,14 @@ async def clear_requests(request: web.Request) -> web.Response:
     return _json({"ok": True})
 
 
-def build_app(*, record: bool = True) -> web.Application:
+def build_app(*, record: bool = True, pace: ChatPace = DEFAULT_PACE) -> web.Application:
     """The emulator as an aiohttp app. Run it with ``handler_cancellation=True`` so that a
-    client disconnect during a stall is noticed and recorded (``main`` does)."""
+    client disconnect during a stall is noticed and recorded (``main`` does). `pace`: how
+    the stock chat reply streams (``pace.py``)."""
     app = web.Application(client_max_size=64 * 1024 * 1024)
     app[BOOK] = ScriptBook()
     app[RECORDER] = Recorder(enabled=record)
+    app[PACE] = pace
     app.router.add_get("/_emulator/health", health)
     app.router.add_post("/_emulator/scripts", add_script)
     app.router.add_get("/_emulator/scripts", list_scripts)
@@ -186,11 +193,12 @@ def build_app(*, record: bool = True) -> web.Application:
     return app
 
 
-async def serve(host: str, port: int, record: bool = True) -> None:
+async def serve(host: str, port: int, record: bool = True,
+                pace: ChatPace = DEFAULT_PACE) -> None:
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
-    runner = web.AppRunner(build_app(record=record), handler_cancellation=True,
+    runner = web.AppRunner(build_app(record=record, pace=pace), handler_cancellation=True,
                            access_log=None)
     await runner.setup()
     site = web.SockSite(runner, sock, shutdown_timeout=0.5, backlog=1024)
@@ -213,7 +221,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=8900, help="0 = any free port")
     parser.add_argument("--no-record", action="store_true",
                         help="do not keep request bodies (long benchmarks)")
+    add_pace_arguments(parser)
     args = parser.parse_args(argv)
+    pace = ChatPace(args.chat_ttft_ms, args.chat_token_ms)
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     try:
         import uvloop  # optional: a faster loop makes a faster upstream for benchmarks
@@ -221,8 +231,8 @@ def main(argv: list[str] | None = None) -> None:
         uvloop = None
     try:
         if uvloop is not None:
-            uvloop.run(serve(args.host, args.port, not args.no_record))
+            uvloop.run(serve(args.host, args.port, not args.no_record, pace))
         else:
-            asyncio.run(serve(args.host, args.port, not args.no_record))
+            asyncio.run(serve(args.host, args.port, not args.no_record, pace))
     except KeyboardInterrupt:
         pass

@@ -13,7 +13,8 @@ Deterministic, chosen from the prompt (:func:`default_reply`):
   (e.g. ``可选意图：同意、拒绝`` → ``同意``; ``intents: ["agree", "refuse"]`` → ``agree``), or
   ``"unknown"``. For ``json_schema`` a minimal instance of the schema (first enum value, "",
   0, false, [] …), with a string ``intent`` property filled the same way.
-* Otherwise :data:`DEFAULT_ANSWER`, a short multi-sentence Chinese reply.
+* Otherwise :data:`DEFAULT_ANSWER`, a short multi-sentence Chinese reply, streamed at the
+  emulator's chat pace (``pace.py``) unless the script sets its own timing.
 
 When the model thinks, the reasoning text opens with what the persona weighed (the
 utterance and the cue it picked, or the brief and the plan of the script), then runs on to
@@ -68,6 +69,7 @@ def reasoning_text(lead: str, tokens: int) -> str:
 class Default:
     content: str
     reasoning_lead: str = ""
+    chat: bool = False  # the stock conversational reply (streamed at the chat pace)
 
 
 def default_reply(prompt: str, json_mode: tuple[str, Any] | None) -> Default:
@@ -103,7 +105,7 @@ def _by_prompt(prompt: str, json_object: bool) -> Default:
     brief = script_brief.parse(prompt)
     if brief is not None:
         return Default(script_persona.write(brief), script_persona.reasoning_lead(brief))
-    return Default(DEFAULT_ANSWER)
+    return Default(DEFAULT_ANSWER, chat=True)
 
 
 def find_intent(prompt: str) -> str | None:

@@ -29,9 +29,13 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "method_not_allowed": ("此地址不支持该请求方法", "method not allowed"),
     "invalid_body": ("无法解析请求体（不是 UTF-8 编码的 JSON）",
                      "there was an error parsing the body (not UTF-8 encoded JSON)"),
-    "payload_too_large": ("请求体超过 {limit} 字节（见 docs/configuration.md 中的 [server] max_body_bytes）",
+    "payload_too_large": ("请求体超过 {limit} 字节（见 docs/configuration.md 中的 [server] {setting}）",
                           "request body larger than {limit} bytes "
-                          "(see [server] max_body_bytes in docs/configuration.md)"),
+                          "(see [server] {setting} in docs/configuration.md)"),
+    "content_type_json": ("请求体须以 JSON 发送，并带 Content-Type: application/json（收到：{got}）",
+                          "send the body as JSON with Content-Type: application/json "
+                          "(received: {got})"),
+    "content_type_none": ("无", "none"),
     "json_invalid_at": ("JSON 无效：第 {line} 行第 {column} 列，{reason}",
                         "invalid JSON at line {line} column {column}: {reason}"),
     # -- who is calling -------------------------------------------------------------------
@@ -213,6 +217,13 @@ MESSAGES: dict[str, tuple[str, str]] = {
                              "fallback_intent must be one of the offered intents"),
     "tool_parameters_object": ("parameters 必须是类型为 'object' 的 JSON Schema",
                                "parameters must be a JSON schema of type 'object'"),
+    "utterance_blank": ("为空：客户没有说话，请走拨号流程自己的无应答分支，不必调用 /api/nlu/decide",
+                        "is blank: the customer said nothing; take the call flow's own "
+                        "no-input branch instead of calling /api/nlu/decide"),
+    "tool_nested_shape": ("这是 /v1/chat/completions 的嵌套写法（工具定义套在 function 里）："
+                          "请把 name、description、parameters 移到外层，与 type 并列",
+                          "this is the /v1/chat/completions nesting (the tool inside "
+                          "function): move name, description and parameters up, beside type"),
     "duplicate_functions": ("函数名重复：{names}", "duplicate function names {names}"),
     "output_too_long": ("output 超过 {limit} 个字符", "output longer than {limit} characters"),
     # -- people, roles and the audit trail ---------------------------------------------------

@@ -190,7 +190,7 @@ DIAGNOSTIC_MESSAGES: dict[str, tuple[str, str]] = {
         "没有 intent，或 intent 不是字符串：{value}",
         "intent missing or not a string: {value}"),
     "reason.intent_not_offered": (
-        "intent「{value}」不在提供的意图 {names} 之中",
-        "intent '{value}' is not one of the offered intents {names}"),
+        "intent「{value}」不在提供的意图（{names}）之中",
+        "intent '{value}' is not one of the offered intents ({names})"),
     "reason.slots_not_object": ("slots 是 {kind}，不是对象", "slots is a {kind}, not an object"),
 }

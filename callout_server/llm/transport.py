@@ -14,6 +14,7 @@ the stream object enforce them with the event loop's clock.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -184,6 +185,16 @@ def _squash(text: str) -> str:
     return " ".join(text.split())
 
 
+def _connector_detail(exc: BaseException) -> str:
+    """aiohttp's words for a failed connect, without `ssl:default` (said of plain http URLs
+    too): host, port and the operating system's reason ("Connection refused")."""
+    if not isinstance(exc, aiohttp.ClientConnectorError) or isinstance(exc, aiohttp.ClientSSLError):
+        return str(exc)  # a timeout, a TLS failure (certificate...): their own words
+    errno = exc.os_error.errno
+    reason = os.strerror(errno) if isinstance(errno, int) and errno > 0 else exc.strerror
+    return f"Cannot connect to host {exc.host}:{exc.port} [{reason}]"
+
+
 def describe_transport_error(exc: BaseException) -> tuple[str, str | None, str]:
     """(diagnostic code, reason, detail) for an exception raised by the HTTP layer; the
     detail is the library's own words.
@@ -197,7 +208,7 @@ def describe_transport_error(exc: BaseException) -> tuple[str, str | None, str]:
     detail = str(exc) or name
     if aiohttp is not None and isinstance(cause, aiohttp.ClientError):
         if isinstance(cause, aiohttp.ClientConnectorError | aiohttp.ConnectionTimeoutError):
-            return "connect_error", None, detail
+            return "connect_error", None, _connector_detail(cause)
         if isinstance(cause, aiohttp.ServerTimeoutError):
             return "timeout", "read_timeout", detail
         if isinstance(cause, aiohttp.ServerDisconnectedError | aiohttp.ClientPayloadError):

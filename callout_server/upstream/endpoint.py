@@ -191,6 +191,7 @@ class EndpointState:
 
     # -- what ops see --------------------------------------------------------------------
     def view(self, now: float | None = None) -> dict[str, Any]:
+        """The live state; `last_error` is the `Diagnostic` itself (code and numbers)."""
         now = time.monotonic() if now is None else now
         state = self.state(now)
         until = None
@@ -207,5 +208,7 @@ class EndpointState:
             if self.latency.sampled else None,
             "error_rate": round(self.failure_share.value, 4),
             "cooldown_until": until,
-            "last_error": self.last_error.to_dict() if self.last_error else None,
+            # Worded by the reader (connectivity/upstreams.py), in the reader's language: the
+            # call that failed was somebody else's.
+            "last_error": self.last_error,
         }

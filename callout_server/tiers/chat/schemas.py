@@ -6,7 +6,7 @@ import json
 from typing import Any, Literal
 
 import orjson
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 from callout_server.i18n import invalid
 from callout_server.tiers.overrides import Overrides
@@ -33,6 +33,15 @@ class FunctionTool(RequestModel):
     description: str | None = Field(None, max_length=2000)
     parameters: dict[str, Any] | None = None
     strict: bool | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _flat_shape(cls, data: Any) -> Any:
+        # The shape callers copy from Chat Completions: one hint, not "name missing" plus
+        # "function not allowed".
+        if isinstance(data, dict) and isinstance(data.get("function"), dict) and "name" not in data:
+            raise invalid("tool_nested_shape")
+        return data
 
     @field_validator("parameters")
     @classmethod

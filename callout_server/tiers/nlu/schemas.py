@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 from callout_server.i18n import invalid
 from callout_server.tiers.overrides import Overrides
@@ -49,6 +49,15 @@ class DecideRequest(RequestModel):
     fallback_intent: str | None = Field(None, pattern=_NAME)
     overrides: Overrides = Field(default_factory=Overrides)
     deadline_ms: int | None = Field(None, ge=50, le=120_000)
+
+    @field_validator("utterance")
+    @classmethod
+    def _said_something(cls, v: str) -> str:
+        # Silence (ASR gave nothing) is no decision for a model to guess: the dialer's own
+        # no-input branch, told apart from a model failure (docs/nlu.md).
+        if not v.strip():
+            raise invalid("utterance_blank")
+        return v
 
     @model_validator(mode="after")
     def _consistent(self) -> DecideRequest:

@@ -35,6 +35,7 @@ from callout_server.llm import (
 )
 from callout_server.tiers.defaults import THINKING_DEFAULT
 from callout_server.tiers.errors import ModelCallFailed
+from callout_server.tiers.nlu import metrics
 from callout_server.tiers.nlu.prompt import build_messages
 from callout_server.tiers.nlu.schemas import DecideRequest, Decision
 from callout_server.tiers.nlu.validate import SchemaMismatch, validate_answer
@@ -60,6 +61,7 @@ class NluService:
         """`received_at`: `time.perf_counter()` when the request arrived; `deadline_ms` counts
         from there (a request that waited past it gets no model call)."""
         outcome = await self._decide(req, Route.of(self._active_config()), "live", received_at)
+        metrics.counted(outcome.decision.fallback if outcome.decision else None)
         if outcome.decision is None:
             assert outcome.diagnostic is not None
             raise ModelCallFailed(outcome.diagnostic)

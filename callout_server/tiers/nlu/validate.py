@@ -91,7 +91,8 @@ def _intent(req: DecideRequest, answer: dict[str, Any]) -> str | None:
     folded = [n for n in names if n.casefold() == raw.strip().casefold()]
     if len(folded) == 1:
         return folded[0]
-    raise SchemaMismatch("intent_not_offered", value=raw[:60], names=str(names))
+    # One string of the names (a reason's args are stored as scalars), as a reader writes them.
+    raise SchemaMismatch("intent_not_offered", value=raw[:60], names=", ".join(names))
 
 
 def _confidence(answer: dict[str, Any]) -> float | None:

@@ -1,6 +1,6 @@
 // #/ai/diagnostics: summary per tier and code (with a small SVG chart) and the keyset-paged record list.
 import { get, qs } from "../api.js";
-import { fmtNum, fmtTime, labelOf, t, tierLabel } from "../i18n.js";
+import { fmtNum, fmtTime, getLang, labelOf, t, tierLabel } from "../i18n.js";
 import { TRUNCATION_CODES, badge, codeBadge, codeKind, codeLabel, errorBanner, field, fieldLabel, h, pageHeader, replace, setBusy } from "../ui.js";
 
 const TIERS = ["nlu", "chat", "script"];
@@ -35,7 +35,10 @@ export function render(main, ctx) {
   const form = h("form", { class: "filters", "aria-label": t("filters"), role: "search" },
     filters.map((x) => x.row),
     h("div", { class: "filter-actions" }, applyBtn,
-      h("button", { type: "button", class: "btn", onclick: () => { filters.forEach((x) => { x.input.value = x === fLimit ? "50" : ""; }); form.requestSubmit(); } }, t("reset"))));
+      h("button", { type: "button", class: "btn", onclick: () => { filters.forEach((x) => { x.input.value = x === fLimit ? "50" : ""; }); form.requestSubmit(); } }, t("reset")),
+      // A download of the current filter (the page size aside), in the console's language.
+      h("a", { class: "btn", href: "/api/admin/diagnostics/export", download: "", "data-testid": "diag-export", title: t("export_csv_hint"),
+        onclick: (ev) => { ev.currentTarget.href = `/api/admin/diagnostics/export${qs({ ...filterValues(), limit: "", lang: getLang() })}`; } }, t("export_csv"))));
 
   const listStatus = h("div", { class: "list-status", role: "status", "aria-live": "polite" });
   const tbody = h("tbody", {});

@@ -1,6 +1,8 @@
-"""Call-log diagnostics stored as code + numbers: what exactly happened (`reason` and its
-numbers, `reason_args`) and the outside world's words (`detail`), so a record is worded in
-the language of whoever reads it. `message` / `advice` stay for records written before.
+"""Call-log diagnostics stored as code and numbers, worded when read.
+
+What exactly happened (`reason` and its numbers, `reason_args`) and the outside world's
+words (`detail`), so a record is worded in the language of whoever reads it. `message` /
+`advice` stay for records written before.
 
 Revision ID: 0005_i18n
 Revises: 0004_scripts

@@ -1,5 +1,6 @@
-"""Upstream pools: replicas, fallbacks, hedging and the in-flight cap on a configuration;
-the call log names the endpoint that served a call and how many requests it took.
+"""Upstream pools: replicas, fallbacks, hedging and the in-flight cap on a configuration.
+
+The call log names the endpoint that served a call and how many requests it took.
 
 Revision ID: 0007_pools
 Revises: 0006_users

@@ -1,5 +1,7 @@
-"""Shadow evaluation: NLU inputs kept with the call log, the call log's `source`, and the
-evaluations with their per-call results.
+"""Shadow evaluation: NLU inputs kept with the call log, and the evaluations.
+
+The call log gets its `source` (live or evaluation); each evaluation keeps its per-call
+results.
 
 Revision ID: 0008_evaluations
 Revises: 0007_pools
