@@ -12,7 +12,8 @@ import pytest
 
 from callout_server.connectivity.checks import Probe, judge
 from callout_server.llm import Diagnostic
-from tests.fixtures.database import ADMIN_HEADERS, free_port, llm_config_body
+from tests.fixtures.app import free_port
+from tests.fixtures.database import ADMIN_HEADERS, llm_config_body
 
 URL = "/api/admin/llm-configs"
 LONG = "好的，我明白您的意思了。我们会尽快安排专人跟进您的需求。请问还有其他可以帮您的吗？"

@@ -11,8 +11,9 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.fixtures.database import ADMIN_HEADERS, free_port
-from tests.test_nlu_support import answer, decide, nlu_app
+from tests.fixtures.app import free_port
+from tests.fixtures.database import ADMIN_HEADERS
+from tests.support.nlu import answer, decide, nlu_app
 
 # What a loaded machine (both cores busy) may add to one request. The timing tests below
 # tell a limit that fired (0.3-0.5 s) from the one that did not (2 s and more), so their

@@ -7,8 +7,8 @@ import asyncio
 
 from tests.fixtures.database import SERVICE_HEADERS
 from tests.fixtures.emulator import EmulatorHandle
-from tests.test_chat_support import chunks_of, read_sse, wait_disconnect
-from tests.test_scripts_support import (
+from tests.support.chat import chunks_of, read_sse, wait_disconnect
+from tests.support.scripts import (
     BRIEF,
     SCRIPT,
     MakeSettings,

@@ -25,8 +25,8 @@ import httpx
 from playwright.sync_api import expect
 
 from tests.browser.conftest import config_row, login, shot
-from tests.console_text import dictionaries
 from tests.fixtures.database import ADMIN_HEADERS, SERVICE_HEADERS, llm_config_body
+from tests.support.console_text import dictionaries
 
 HAN = re.compile("[\u4e00-\u9fff]")
 FIELD = re.compile(r"\{\w+\}")
