@@ -10,6 +10,7 @@
                                                         another origin while a key is stored
       PoolInvalid             422 validation_error      endpoints / fallback_ids that cannot be
       InUse                   409 in_use                another configuration falls back to it
+      EndpointNotFound        404 not_found             no such endpoint in that pool (drains)
 """
 
 from __future__ import annotations
@@ -83,3 +84,9 @@ class ApiKeyRequired(UnprocessableEntity):
         super().__init__(msg("api_key_required"),
                          fields=[{"field": "api_key", "code": "api_key_required",
                                   "message": msg("api_key_required_field")}])
+
+
+class EndpointNotFound(NotFound):
+    def __init__(self, config: str, base_url: str) -> None:
+        super().__init__(msg("endpoint_not_found", config=config, base_url=base_url),
+                         config=config, base_url=base_url)

@@ -12,7 +12,7 @@ console reads `Upstreams.views()`. State is per worker and in memory (endpoint.p
 from __future__ import annotations
 
 from callout_server.upstream.calls import Call
-from callout_server.upstream.endpoint import STATES, EndpointState, HealthPolicy, State
+from callout_server.upstream.endpoint import STATES, Drain, EndpointState, HealthPolicy, State
 from callout_server.upstream.registry import Upstreams, config_key
 from callout_server.upstream.route import Route, Served, UpstreamError
 from callout_server.upstream.streams import PoolStream
@@ -20,6 +20,7 @@ from callout_server.upstream.streams import PoolStream
 __all__ = [
     "STATES",
     "Call",
+    "Drain",
     "EndpointState",
     "HealthPolicy",
     "PoolStream",
