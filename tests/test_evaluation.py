@@ -184,6 +184,12 @@ async def test_filter_by_node_and_since_takes_the_most_recent(app_for, emulator)
         r = await start(client, candidate_id=cand_id, node_id="a", since=since)
         body = await finished(client, r.json()["id"])
         assert body["progress"]["total"] == 2  # f3, f5: f1 is older than `since`
+        # The start form offers the recorded nodes, busiest first.
+        await decide(client, call_id="f6", node_id="a")
+        await services.recorder.flush()
+        nodes = await client.get(f"{EVALS}/nodes", headers=ADMIN_HEADERS)
+        assert nodes.status_code == 200, nodes.text
+        assert nodes.json() == {"items": [{"node_id": "a", "calls": 4}, {"node_id": "b", "calls": 3}]}
 
 
 async def test_bad_input_is_refused_naming_the_field(app_for, emulator) -> None:
