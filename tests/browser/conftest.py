@@ -95,7 +95,16 @@ def shot(page: Any, name: str, *, full_page: bool = False) -> Path:
     SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
     path = SCREENSHOT_DIR / f"{name}.png"
     page.wait_for_timeout(150)  # let transitions settle
+    if full_page:
+        # A whole-page picture is stitched from the top down: the sticky top bar and sidebar
+        # would be drawn across the middle of it. Unstick them for the picture (CSSOM, which
+        # the console's CSP allows), then put them back.
+        page.evaluate("""() => document.querySelectorAll('.topbar, .sidebar')
+            .forEach((el) => { el.style.position = 'static'; })""")
     page.screenshot(path=str(path), full_page=full_page)
+    if full_page:
+        page.evaluate("""() => document.querySelectorAll('.topbar, .sidebar')
+            .forEach((el) => { el.style.position = ''; })""")
     return path
 
 

@@ -243,7 +243,11 @@ def test_truncation_diagnostic_with_advice(page: Any, console_server: str, emula
     trunc.locator("button.link-btn").click()
     detail = page.get_by_test_id("diag-detail")
     detail.get_by_test_id("diag-advice").wait_for()
-    assert "max_tokens" in detail.inner_text() and "reasoning_tokens" in detail.inner_text()
+    text = detail.inner_text()
+    assert "max_tokens" in text and "思考 token 数" in text and "尝试次数" in text
+    # Chinese details: labels, not wire keys; "—", not null / false / []
+    for raw in ("finish_reason", "attempts", "reasoning_tokens", "null", "false", "[]"):
+        assert raw not in text, (raw, text)
     shot(page, "real-03-diagnostics")
     assert not page.errors, page.errors
 
@@ -289,6 +293,22 @@ def test_playground_nlu_and_streamed_chat_with_cancel(page: Any, console_server:
     page.get_by_test_id("script-progress").filter(has_text="完成").wait_for(timeout=60_000)
     assert "【" in page.get_by_test_id("script-output").inner_text()
     shot(page, "real-04-playground-script")
+    # The script was kept as a draft: one click to read (and edit) it.
+    page.get_by_test_id("script-draft").get_by_role("link", name="查看草稿").click()
+    page.wait_for_url("**#/ai/scripts?id=*")
+    expect(page.get_by_test_id("draft-script")).to_contain_text("【")
+
+    # The chat card counts the barge-in apart, with time to first token beside the latency.
+    with admin(console_server) as api:
+        for _ in range(100):
+            if len(api.get("/api/admin/diagnostics", params={"tier": "chat"}).json()["items"]) >= 2:
+                break
+            time.sleep(0.1)
+    page.goto(f"{console_server}/admin#/ai/diagnostics")
+    chat = page.get_by_test_id("diag-summary").locator("[data-tier=chat]")
+    expect(chat.get_by_test_id("summary-cancelled")).to_have_text("其中 1 次被打断")
+    expect(chat.get_by_test_id("summary-latency")).to_contain_text("不含被打断")
+    expect(chat.get_by_test_id("summary-ttft")).to_contain_text("首字延迟")
     origin = urlparse(console_server).netloc
     assert all(urlparse(u).netloc == origin for u in requests if u.startswith("http")), "nothing leaves the server"
     assert not page.errors, page.errors

@@ -209,14 +209,15 @@ NODE = {"node_id": "confirm_time", "utterance": "明天下午三点以后都可�
         "intents": [{"name": "agree", "description": "客户同意并给出时间"}, {"name": "refuse", "description": "客户拒绝"}]}
 
 
-def seed_calls(base: str, emulator: Any, *, ok: int, truncated: int) -> int:
+def seed_calls(base: str, emulator: Any, *, ok: int, truncated: int, existing: int = 0) -> int:
     """Real NLU calls through the service token: `truncated` whose reasoning eats the budget,
     then `ok` plain ones; returns once the call log holds them all (written in batches)."""
     model = emulator.unique_model("qwen3-8b")  # a hybrid thinking family
-    emulator.script_sync(model, {"reasoning_tokens": 4000, "content": '{"intent": "agree"}'}, times=truncated)
+    if truncated:
+        emulator.script_sync(model, {"reasoning_tokens": 4000, "content": '{"intent": "agree"}'}, times=truncated)
     with httpx.Client(base_url=base, headers=ADMIN_HEADERS, timeout=30) as admin:
         r = admin.post("/api/admin/llm-configs", json=llm_config_body(
-            name="diag-nlu", model=model, base_url=emulator.base_url("vllm"), is_active=True))
+            name=f"diag-nlu-{model[-4:]}", model=model, base_url=emulator.base_url("vllm"), is_active=True))
         assert r.status_code == 201, r.text
         with httpx.Client(base_url=base, headers=SERVICE_HEADERS, timeout=30) as svc:
             for i in range(truncated + ok):
@@ -225,7 +226,7 @@ def seed_calls(base: str, emulator: Any, *, ok: int, truncated: int) -> int:
                     body["overrides"] = {"max_tokens": 32, "enable_thinking": True}
                 assert svc.post("/api/nlu/decide", json=body).status_code == 200
         deadline = time.monotonic() + 20
-        while len(admin.get("/api/admin/diagnostics", params={"limit": 500}).json()["items"]) < ok + truncated:
+        while len(admin.get("/api/admin/diagnostics", params={"limit": 500}).json()["items"]) < existing + ok + truncated:
             assert time.monotonic() < deadline, "the call log did not catch up"
             time.sleep(0.1)
     return ok + truncated
@@ -236,6 +237,12 @@ def test_diagnostics_truncation_filters_paging(page: Any, console_server: str, e
     login(page, console_server, route="/ai/diagnostics")
     page.get_by_test_id("diag-summary").locator("svg.chart").first.wait_for()
     assert page.get_by_test_id("diag-summary").locator(".summary-card").count() == 3
+    nlu_count = page.get_by_test_id("diag-summary").locator("[data-tier=nlu] [data-testid=summary-count]")
+    expect(nlu_count).to_have_text(str(total))
+    # 查询 reads the cards again with the list: one more call shows up in both.
+    total += seed_calls(console_server, emulator, ok=1, truncated=0, existing=total)
+    page.get_by_role("button", name="查询").click()
+    expect(nlu_count).to_have_text(str(total))
     table = page.get_by_test_id("diag-table")
     table.locator("tbody tr").first.wait_for()
     ids = [int(x) for x in table.locator("tbody tr.diag-row").evaluate_all("rs => rs.map(r => r.dataset.recordId)")]
@@ -246,8 +253,9 @@ def test_diagnostics_truncation_filters_paging(page: Any, console_server: str, e
     detail = page.get_by_test_id("diag-detail")
     detail.get_by_test_id("diag-advice").wait_for()
     text = detail.inner_text()
-    for needle in ("调大 max_tokens 或关闭思考模式", "finish_reason", "length", "max_tokens", "reasoning_tokens", "completion_tokens"):
+    for needle in ("调大 max_tokens 或关闭思考模式", "结束原因", "length", "max_tokens", "思考 token 数", "输出 token 数"):
         assert needle in text, needle
+    assert "finish_reason" not in text and "null" not in text
     shot(page, "03-diagnostics")
     # filter by code
     page.get_by_label("结果码", exact=True).select_option("truncated_by_reasoning")

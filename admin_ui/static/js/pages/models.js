@@ -107,11 +107,18 @@ export function render(main, ctx) {
         canEdit ? act("edit", t("edit"), () => edit(c)) : null,
         canEdit ? act("test", t("test_short"), (b) => test(c, b)) : null,
         act("history", t("history"), () => history(c)),
-        // An active configuration's slot sends its tier back to config.toml instead.
-        !canEdit ? null : c.is_active ? act("activate", t("deactivate"), (b) => deactivate(c, b))
-          : act("activate", t("activate"), (b) => activate(c, b)),
+        // An active configuration's slot sends its tier back to config.toml instead; both
+        // labels size the slot, so the buttons line up whichever a row shows.
+        !canEdit ? null : sized(c.is_active ? act("activate", t("deactivate"), (b) => deactivate(c, b))
+          : act("activate", t("activate"), (b) => activate(c, b)), c.is_active ? t("activate") : t("deactivate")),
         canEdit ? act("delete", t("delete"), () => remove(c), "btn btn-sm btn-danger-outline") : null,
         evaluable ? act("evaluate", t("eval_short"), () => openEvaluate(c, ctx.navigate)) : null)));
+  }
+
+  function sized(button, other) {
+    const label = button.textContent;
+    replace(button, h("span", {}, label), h("span", { class: "btn-sizer", "aria-hidden": "true" }, other));
+    return button;
   }
 
   async function edit(c) {
