@@ -68,6 +68,7 @@ def start_from_row(page: Any, name: str, calls: str) -> None:
     row = config_row(page, name)
     row.get_by_role("button", name=f"用近期流量评估: {name}").click()
     dlg = page.get_by_test_id("eval-dialog")
+    dlg.wait_for()
     # The recorded nodes are offered, with their calls.
     node = dlg.get_by_label("节点")
     assert "所有节点" in node.inner_text() and f"{NODE}（6 通）" in node.inner_text()
@@ -149,6 +150,7 @@ def test_run_watch_read_cancel_and_list_an_evaluation(pg_url: str, console_serve
     # From the page itself: a candidate among the inactive NLU configurations, a recorded node.
     page.get_by_test_id("eval-new").click()
     dlg = page.get_by_test_id("eval-dialog")
+    dlg.wait_for()  # opens once the candidates and the recorded nodes are read
     candidates = dlg.get_by_label("候选配置").locator("option").all_inner_texts()
     assert any(c.startswith("eval-candidate") for c in candidates) and not any("live-nlu" in c for c in candidates)
     dlg.get_by_label("候选配置").select_option(label=next(c for c in candidates if c.startswith("eval-candidate")))
