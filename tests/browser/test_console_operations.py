@@ -175,10 +175,25 @@ def test_drain_one_endpoint_from_the_health_table_and_restore_it(page: Any, cons
         items = {i["base_url"]: i for i in api.get("/api/admin/upstreams").json()["items"]}
         assert items[b]["drained"] is True and items[a]["drained"] is False
     expect(table.locator("[data-testid=upstream-latency]").first).to_contain_text("最近一次")
+    # At a laptop's widths a tier and a number with its unit stay on one line each.
+    for width in (1024, 1280):
+        page.set_viewport_size({"width": width, "height": 800})
+        # Lines = the distinct tops of the content's boxes (text and badges alike).
+        lines = page.evaluate("""() => [...document.querySelectorAll(
+            '.upstreams-table .nowrap, .upstreams-table td.num > div, [data-testid=configs-table] td.nowrap')]
+            .map((el) => { const r = document.createRange(); r.selectNodeContents(el);
+              const boxes = [...r.getClientRects()].filter((b) => b.width > 0).sort((a, b) => a.top - b.top);
+              let n = 0, bottom = -1e9;
+              for (const b of boxes) { if (b.top >= bottom - 2) { n += 1; bottom = b.bottom; } else bottom = Math.max(bottom, b.bottom); }
+              return n; })""")
+        assert lines and all(n == 1 for n in lines), (width, lines)
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.evaluate("document.getElementById('toasts').replaceChildren()")  # a clear picture
     table.locator("..").screenshot(path=str(shot_path("real-09-upstream-drained")))
     page.get_by_role("button", name="English").click()
     row_b = page.get_by_test_id("upstreams").locator(f"tr[data-endpoint='{b}']")
     expect(row_b.get_by_test_id("upstream-drained")).to_have_text("drained")
+    page.evaluate("document.getElementById('toasts').replaceChildren()")
     page.get_by_test_id("upstreams").locator("..").screenshot(path=str(shot_path("real-09-upstream-drained-en")))
     row_b.get_by_role("button", name=f"Restore: {b}").click()
     page.locator("dialog[open]").get_by_role("button", name="Restore").click()
@@ -226,6 +241,7 @@ def test_the_form_fills_presets_fetches_models_and_tests_before_saving(page: Any
     assert any(u.endswith("/api/admin/llm-configs/test") for u in sent)
     with admin(console_server) as api:
         assert not [c for c in api.get("/api/admin/llm-configs").json()["items"] if c["model"] == model]
+    result.scroll_into_view_if_needed()
     dlg.screenshot(path=str(shot_path("real-09-form-tools")))
 
     # A required mark goes once the field is filled.

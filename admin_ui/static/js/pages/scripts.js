@@ -23,7 +23,7 @@ export function render(main, ctx) {
       h("section", { class: "section", "aria-label": t("drafts_title") },
         h("div", { class: "table-wrap" }, h("table", { class: "table", "data-testid": "drafts-table" },
           h("caption", { class: "sr-only" }, t("drafts_title")),
-          h("thead", {}, h("tr", {}, ["#", t("draft_title"), t("status"), t("model"), t("updated")]
+          h("thead", {}, h("tr", {}, ["#", t("draft_title"), t("status")]
             .map((x) => h("th", { scope: "col" }, x)))),
           tbody)),
         h("div", { class: "list-foot" }, listStatus, olderBtn)),
@@ -52,10 +52,11 @@ export function render(main, ctx) {
     return h("tr", { "data-draft-id": d.id },
       h("td", { class: "num" }, h("a", { href: `#/ai/scripts?id=${encodeURIComponent(d.id)}`,
         onclick: (ev) => { ev.preventDefault(); open(d.id); } }, `#${d.id}`)),
-      h("td", {}, h("div", { class: "cell-name" }, d.title), h("div", { class: "cell-sub" }, t("draft_chars", { n: fmtNum(chars(d.script)) }))),
-      h("td", { class: "nowrap" }, statusBadge(d.status)),
-      h("td", { class: "mono cell-model" }, d.model ?? t("none")),
-      h("td", {}, h("div", { class: "nowrap" }, fmtTime(d.updated_at)), d.updated_by ? h("div", { class: "cell-sub" }, d.updated_by) : null));
+      // The list stays narrow beside the draft: model and usage are in the draft itself.
+      h("td", {}, h("div", { class: "cell-name" }, d.title),
+        h("div", { class: "cell-sub" }, `${t("draft_chars", { n: fmtNum(chars(d.script)) })} · ${fmtTime(d.updated_at)}`
+          + (d.updated_by ? ` · ${d.updated_by}` : ""))),
+      h("td", { class: "nowrap" }, statusBadge(d.status)));
   }
 
   function markShown() {

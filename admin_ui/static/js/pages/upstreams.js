@@ -34,7 +34,7 @@ export function upstreamSection({ canEdit = false } = {}) {
     replace(box, h("table", { class: "table upstreams-table", "data-testid": "upstreams-table" },
       h("caption", { class: "sr-only" }, t("upstreams_title")),
       h("thead", {}, h("tr", {}, [t("configuration"), t("endpoint"), t("state"), t("in_flight"), t("latency"),
-        t("error_rate"), t("last_error"), canEdit ? t("actions") : null].filter(Boolean).map((x) => h("th", { scope: "col" }, x)))),
+        t("error_rate"), t("last_error")].map((x) => h("th", { scope: "col" }, x)))),
       h("tbody", {}, items.map(row))));
   }
 
@@ -53,12 +53,13 @@ export function upstreamSection({ canEdit = false } = {}) {
       h("td", {}, badge(t(`state_${u.state}`), STATE_KIND[u.state] || "neutral", { "data-testid": "upstream-state" }),
         u.drained ? h("div", {}, badge(t("drained"), "warn", { "data-testid": "upstream-drained" })) : null,
         u.drained ? h("div", { class: "cell-sub" }, t("drained_by", { by: u.drained_by ?? t("none"), time: fmtTime(u.drained_at) })) : null,
-        u.cooldown_until ? h("div", { class: "cell-sub" }, t("cooldown_until", { time: fmtTime(u.cooldown_until) })) : null),
+        u.cooldown_until ? h("div", { class: "cell-sub" }, t("cooldown_until", { time: fmtTime(u.cooldown_until) })) : null,
+        // Drain / restore beside the state it changes (no column of its own: the table fits).
+        canEdit ? h("div", { class: "cell-action" }, drainButton(u)) : null),
       h("td", { class: "num" }, fmtNum(u.in_flight)),
       latencyCell(u),
       h("td", { class: "num" }, `${fmtNum(Math.round((u.error_rate || 0) * 100))}\u00a0%`),
-      h("td", { class: "cell-diag" }, u.last_error ? diagnosticBox(u.last_error) : "—"),
-      canEdit ? h("td", {}, drainButton(u)) : null);
+      h("td", { class: "cell-diag" }, u.last_error ? diagnosticBox(u.last_error) : "—"));
   }
 
   function drainButton(u) {
