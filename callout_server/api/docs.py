@@ -12,7 +12,11 @@ from pathlib import Path
 
 import fastapi_standalone_docs
 from fastapi import FastAPI
-from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
+from fastapi.openapi.docs import (
+    get_redoc_html,
+    get_swagger_ui_html,
+    get_swagger_ui_oauth2_redirect_html,
+)
 from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 
@@ -32,7 +36,12 @@ def install_docs(app: FastAPI, *, title: str) -> None:
         return get_swagger_ui_html(
             openapi_url=openapi_url, title=f"{title} · Swagger UI",
             swagger_js_url="/docs/assets/swagger-ui-bundle.js",
-            swagger_css_url="/docs/assets/swagger-ui.css", swagger_favicon_url=FAVICON)
+            swagger_css_url="/docs/assets/swagger-ui.css", swagger_favicon_url=FAVICON,
+            oauth2_redirect_url="/docs/oauth2-redirect")
+
+    @app.get("/docs/oauth2-redirect", include_in_schema=False)
+    async def swagger_ui_redirect() -> HTMLResponse:
+        return get_swagger_ui_oauth2_redirect_html()
 
     @app.get("/redoc", include_in_schema=False)
     async def redoc() -> HTMLResponse:
