@@ -15,6 +15,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from callout_server.api.console import mount_console
+from callout_server.api.docs import install_docs
 from callout_server.api.edge import EdgeMiddleware
 from callout_server.api.errors import install_error_handlers
 from callout_server.api.metrics import router as metrics_router
@@ -78,9 +79,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             write_through()
             await services.stop()
 
-    app = FastAPI(title="callout-server", version="0.1.0", lifespan=lifespan)
+    app = FastAPI(title="callout-server", version="0.1.0", lifespan=lifespan,
+                  docs_url=None, redoc_url=None)
     install_error_handlers(app)
     install_openapi(app)
+    install_docs(app, title=app.title)  # /docs and /redoc from local assets (no CDN)
     app.add_middleware(EdgeMiddleware, body_limit=settings.server.body_limit_named,
                        authenticate=authenticate, default_locale=settings.server.locale)
     # The dialer's hot routes first: every request is matched against the routes in order

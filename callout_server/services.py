@@ -30,10 +30,12 @@ from callout_server.calllog.metrics import CONFIG_GENERATION, watch_writer
 from callout_server.calllog.recorder import DiagnosticsRecorder
 from callout_server.calllog.service import DiagnosticsQueries
 from callout_server.config.bus import ConfigSync
+from callout_server.config.drains import DrainService
 from callout_server.config.secrets import SecretBox, secret_box_from_settings
 from callout_server.config.service import ConfigService
 from callout_server.config.settings import Settings
 from callout_server.config.snapshot import ConfigStore, SnapshotLoader
+from callout_server.connectivity.models import ModelLister
 from callout_server.connectivity.service import ConnectionTester
 from callout_server.connectivity.upstreams import UpstreamHealth
 from callout_server.db.engine import Database
@@ -129,7 +131,11 @@ class Services:
             db_timeout_s=max(2.0, s.database.connect_timeout_s + 1.0))
         self.config = self._provide(ConfigService(self.db, self.secrets, self.store, self.sync,
                                                   targets=s.targets))
+        # Endpoints drained by hand travel with the snapshot, to every worker's pools.
+        self._provide(DrainService(self.db, self.sync, s.file_llm_configs))
+        self.store.add_listener(lambda snapshot: self.upstreams.set_drains(snapshot.drains))
         self.tester = self._provide(ConnectionTester(self.llm, self.config, THINKING_DEFAULT))
+        self._provide(ModelLister(self.config))
         await self.sync.start()
         self._stoppers.append(self.sync.stop)
 

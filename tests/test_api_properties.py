@@ -29,11 +29,11 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
+from tests.fixtures.app import ServerProcess
 from tests.fixtures.database import (
     ADMIN_TOKEN,
     CONFIG_TOML,
     SERVICE_TOKEN,
-    WorkerProcess,
     reset_tables,
 )
 from tests.fixtures.database import test_env as worker_env
@@ -52,14 +52,14 @@ FEWER_EXAMPLES = {"POST /api/auth/login": 4}
 
 @pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def api_server(pg_url: str, redis_url: str, emulator: EmulatorHandle,
-                     tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[WorkerProcess]:
+                     tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[ServerProcess]:
     """One worker for the whole module: starting one per operation would cost minutes."""
     await reset_tables(pg_url)
     base = emulator.base_url("vllm")
     env = {**worker_env(pg_url, redis_url, f"callout-props-{secrets.token_hex(4)}"),
            "CALLOUT_NLU_BASE_URL": base, "CALLOUT_CHAT_BASE_URL": base,
            "CALLOUT_SCRIPT_BASE_URL": base}
-    worker = WorkerProcess(env, tmp_path_factory.mktemp("props") / "worker.log", "properties")
+    worker = ServerProcess(env, tmp_path_factory.mktemp("props") / "worker.log", "properties")
     try:
         await worker.wait_ready()
         yield worker

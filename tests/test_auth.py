@@ -30,6 +30,7 @@ from callout_server.auth.service import AuthService
 from callout_server.auth.throttle import FREE_ATTEMPTS, LoginThrottle
 from callout_server.auth.tokens import TokenTable, display_prefix, generate_token, hash_token
 from callout_server.config.settings import Settings
+from tests.fixtures.app import running_app
 from tests.fixtures.database import (
     ADMIN_HEADERS,
     ADMIN_PASSWORD,
@@ -124,15 +125,8 @@ async def _probe_service(p: Annotated[Principal, Depends(require_service)]) -> d
 @asynccontextmanager
 async def running(settings: Settings) -> AsyncIterator[httpx.AsyncClient]:
     """One worker's app with its lifespan, plus the probe routes."""
-    from callout_server.app import create_app
-
-    app = create_app(settings)
-    app.include_router(probe)
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
-            client.services = app.state.services  # type: ignore[attr-defined]
-            yield client
+    async with running_app(settings, routers=[probe]) as client:
+        yield client
 
 
 @pytest_asyncio.fixture(loop_scope="session")

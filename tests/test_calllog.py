@@ -97,6 +97,23 @@ async def test_summary_counts_codes_and_latency_percentiles(db: Database) -> Non
     assert tiers["chat"]["ttft_ms"]["p50"] == 2.0
 
 
+async def test_barge_ins_are_counted_apart_from_completed_turn_latency(db: Database) -> None:
+    """A cancelled turn lasted as long as the customer let it: not a slow model."""
+    recorder = DiagnosticsRecorder(db)
+    await recorder.start()
+    for ms in (400.0, 500.0, 600.0):
+        recorder.record(CallRecord(tier="chat", code="ok", latency_ms=ms, ttft_ms=90.0))
+    for ms in (4000.0, 9000.0):  # barge-ins, long into the reply
+        recorder.record(CallRecord(tier="chat", code="cancelled", latency_ms=ms, ttft_ms=95.0))
+    await recorder.stop()
+    async with db.session() as s:
+        chat = (await repository.summary(s, utcnow() - timedelta(hours=1)))["chat"]
+    assert (chat["count"], chat["cancelled"]) == (5, 2)
+    assert chat["completed_latency_ms"] == {"p50": 500.0, "p90": 580.0, "p99": 598.0}
+    assert chat["latency_ms"]["p99"] > 8000  # every call's, as before
+    assert chat["ttft_ms"]["p50"] == 90.0  # time to first token: of every turn
+
+
 async def test_retention_purges_only_expired_records(db: Database) -> None:
     recorder = DiagnosticsRecorder(db, retention_days=7)
     await recorder.start()

@@ -18,7 +18,7 @@ from callout_server.db.engine import Database
 from callout_server.validation import REPLACEMENT
 from tests.fixtures.calllog import stored, wait_until
 from tests.fixtures.database import ADMIN_HEADERS
-from tests.test_nlu_support import answer, decide, nlu_app
+from tests.support.nlu import answer, decide, nlu_app
 
 NUL = "\x00"
 

@@ -15,8 +15,8 @@ from callout_server.calllog.records import CallRecord
 from callout_server.db.engine import Database
 from tests.fixtures.calllog import stored, wait_until
 from tests.fixtures.tcp_proxy import TcpProxy
+from tests.support.nlu import answer, decide, nlu_app
 from tests.test_nlu_outage import _proxied
-from tests.test_nlu_support import answer, decide, nlu_app
 
 
 def _record(call_id: str) -> CallRecord:

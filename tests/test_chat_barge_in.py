@@ -10,7 +10,7 @@ import time
 import pytest
 
 from callout_server.tiers.chat.errors import StaleTurn
-from tests.test_chat_support import (
+from tests.support.chat import (
     collect,
     make_service,
     new_session,

@@ -9,7 +9,7 @@ import pytest
 
 from callout_server.config.settings import ChatSettings
 from callout_server.tiers.chat import turn as turn_module
-from tests.test_chat_support import (
+from tests.support.chat import (
     collect,
     make_service,
     names,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from tests.test_chat_support import (
+from tests.support.chat import (
     http_client,
     make_service,
     read_sse,

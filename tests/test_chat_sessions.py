@@ -11,7 +11,7 @@ import pytest
 from callout_server.tiers.chat.errors import SessionExists, SessionNotFound, TooManySessions
 from callout_server.tiers.chat.history import SUMMARY_HEADER
 from callout_server.tiers.chat.schemas import ToolOutputRequest
-from tests.test_chat_support import (
+from tests.support.chat import (
     collect,
     make_service,
     new_session,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from callout_server.upstream import Upstreams
-from tests.test_chat_support import (
+from tests.support.chat import (
     TimedLLM,
     chunks_of,
     collect,

@@ -7,7 +7,7 @@ import pytest
 
 from callout_server.tiers.chat.errors import UnknownToolCall
 from callout_server.tiers.chat.schemas import ToolOutputRequest
-from tests.test_chat_support import (
+from tests.support.chat import (
     collect,
     make_service,
     names,

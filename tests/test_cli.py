@@ -16,14 +16,14 @@ import os
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
 import pytest
 
 from callout_server.cli import build_parser
-from tests.fixtures.database import ADMIN_TOKEN, SECRET_KEY, SERVICE_TOKEN, free_port
+from tests.fixtures.app import ServerProcess, free_port
+from tests.fixtures.database import ADMIN_TOKEN, SECRET_KEY, SERVICE_TOKEN
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIG = REPO / "config.toml"
@@ -119,44 +119,26 @@ def test_serve_help_lists_its_options(tmp_path: Path) -> None:
     assert "PostgreSQL" not in workers and "SQLite" in workers and "poll" in workers, workers
 
 
-def _wait_healthy(proc: subprocess.Popen[bytes], url: str, log: Path) -> None:
-    deadline = time.monotonic() + 45
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, log.read_text()[-3000:]
-        try:
-            if httpx.get(f"{url}/healthz", timeout=1.0).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.1)
-    raise AssertionError(f"not ready: {log.read_text()[-3000:]}")
-
-
 def test_serve_elsewhere_with_config_json_lines_and_access_log(tmp_path: Path) -> None:
-    port, dead = free_port(), free_port()
+    dead = free_port()
     out, err = tmp_path / "stdout.log", tmp_path / "stderr.log"
-    env = _env(CALLOUT_ADMIN_TOKEN=ADMIN_TOKEN, CALLOUT_SERVICE_TOKEN=SERVICE_TOKEN,
+    env = dict(CALLOUT_ADMIN_TOKEN=ADMIN_TOKEN, CALLOUT_SERVICE_TOKEN=SERVICE_TOKEN,
                CALLOUT_SECRET_KEY=SECRET_KEY, CALLOUT_ADMIN_USER="admin",
                CALLOUT_ADMIN_PASSWORD="admin-pass-123",
                CALLOUT_NLU_BASE_URL=f"http://127.0.0.1:{dead}/v1")
-    with out.open("wb") as stdout, err.open("wb") as stderr:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "callout_server", "serve", "--config", str(CONFIG),
-             "--port", str(port), "--access-log", "--log-format", "json"],
-            cwd=tmp_path, env=env, stdout=stdout, stderr=stderr)
-        try:
-            url = f"http://127.0.0.1:{port}"
-            _wait_healthy(proc, url, err)
-            root = httpx.get(f"{url}/", timeout=10)
-            assert root.status_code == 307 and root.headers["location"] == "/admin"
-            r = httpx.post(f"{url}/api/nlu/decide", timeout=30,
-                           headers={"Authorization": f"Bearer {SERVICE_TOKEN}"},
-                           json={"call_id": "cli-1", "utterance": "好的",
-                                 "intents": [{"name": "agree"}], "fallback_intent": "agree"})
-            assert r.status_code == 200 and r.json()["fallback"] is True, r.text
-        finally:
-            proc.terminate()
-            proc.wait(timeout=20)
+    server = ServerProcess(env, out, "serve", stderr_path=err, cwd=tmp_path, args=[
+        "--config", str(CONFIG), "--access-log", "--log-format", "json"])
+    try:
+        url = server.wait_ready_sync().url
+        root = httpx.get(f"{url}/", timeout=10)
+        assert root.status_code == 307 and root.headers["location"] == "/admin"
+        r = httpx.post(f"{url}/api/nlu/decide", timeout=30,
+                       headers={"Authorization": f"Bearer {SERVICE_TOKEN}"},
+                       json={"call_id": "cli-1", "utterance": "好的",
+                             "intents": [{"name": "agree"}], "fallback_intent": "agree"})
+        assert r.status_code == 200 and r.json()["fallback"] is True, r.text
+    finally:
+        server.stop()
     assert (tmp_path / "callout.db").exists()  # ./callout.db of the config, in the cwd
     lines = [json.loads(x) for x in err.read_text().splitlines() if x.strip()]
     assert lines and all({"time", "level", "logger", "message"} <= set(x) for x in lines)
@@ -172,20 +154,15 @@ def test_serve_elsewhere_with_config_json_lines_and_access_log(tmp_path: Path) -
 
 
 def test_access_log_is_off_by_default(tmp_path: Path) -> None:
-    port = free_port()
     err = tmp_path / "stderr.log"
-    env = _env(CALLOUT_ADMIN_TOKEN=ADMIN_TOKEN, CALLOUT_SERVICE_TOKEN=SERVICE_TOKEN,
+    env = dict(CALLOUT_ADMIN_TOKEN=ADMIN_TOKEN, CALLOUT_SERVICE_TOKEN=SERVICE_TOKEN,
                CALLOUT_SECRET_KEY=SECRET_KEY, CALLOUT_ADMIN_USER="admin",
                CALLOUT_ADMIN_PASSWORD="admin-pass-123", CALLOUT_CONFIG=str(CONFIG))
-    with err.open("wb") as stderr:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "callout_server", "serve", "--port", str(port)],
-            cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=stderr)
-        try:
-            _wait_healthy(proc, f"http://127.0.0.1:{port}", err)
-        finally:
-            proc.terminate()
-            proc.wait(timeout=20)
+    server = ServerProcess(env, tmp_path / "stdout.log", "serve", stderr_path=err, cwd=tmp_path)
+    try:
+        server.wait_ready_sync()
+    finally:
+        server.stop()
     text = err.read_text()
     assert "GET /healthz" not in text and " INFO " in text  # text lines, no access lines
 
@@ -244,32 +221,27 @@ def test_debug_level_keeps_driver_loggers_quiet_unless_named() -> None:
 def test_serve_at_debug_on_sqlite_logs_no_statement_parameters(tmp_path: Path) -> None:
     # At debug, aiosqlite wrote every call with its parameters: the customer's words kept
     # for shadow evaluation, password and token hashes.
-    port, dead = free_port(), free_port()
+    dead = free_port()
     err = tmp_path / "stderr.log"
     words = "客户的原话八七六五"
-    env = _env(CALLOUT_ADMIN_TOKEN=ADMIN_TOKEN, CALLOUT_SERVICE_TOKEN=SERVICE_TOKEN,
+    env = dict(CALLOUT_ADMIN_TOKEN=ADMIN_TOKEN, CALLOUT_SERVICE_TOKEN=SERVICE_TOKEN,
                CALLOUT_SECRET_KEY=SECRET_KEY, CALLOUT_ADMIN_USER="admin",
                CALLOUT_ADMIN_PASSWORD="admin-pass-123", CALLOUT_CONFIG=str(CONFIG),
                CALLOUT_NLU_BASE_URL=f"http://127.0.0.1:{dead}/v1")
-    with err.open("wb") as stderr:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "callout_server", "serve", "--port", str(port),
-             "--log-level", "debug"],
-            cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=stderr)
-        try:
-            url = f"http://127.0.0.1:{port}"
-            _wait_healthy(proc, url, err)
-            r = httpx.post(f"{url}/api/nlu/decide", timeout=30,
-                           headers={"Authorization": f"Bearer {SERVICE_TOKEN}"},
-                           json={"call_id": "dbg-1", "utterance": words,
-                                 "intents": [{"name": "agree"}], "fallback_intent": "agree"})
-            assert r.status_code == 200 and r.json()["fallback"] is True, r.text
-            r = httpx.post(f"{url}/api/auth/login", timeout=30,
-                           json={"username": "admin", "password": "admin-pass-123"})
-            assert r.status_code == 204, r.text
-        finally:
-            proc.terminate()  # the call log is written at the latest on the way out
-            proc.wait(timeout=20)
+    server = ServerProcess(env, tmp_path / "stdout.log", "serve", stderr_path=err,
+                           cwd=tmp_path, args=["--log-level", "debug"])
+    try:
+        url = server.wait_ready_sync().url
+        r = httpx.post(f"{url}/api/nlu/decide", timeout=30,
+                       headers={"Authorization": f"Bearer {SERVICE_TOKEN}"},
+                       json={"call_id": "dbg-1", "utterance": words,
+                             "intents": [{"name": "agree"}], "fallback_intent": "agree"})
+        assert r.status_code == 200 and r.json()["fallback"] is True, r.text
+        r = httpx.post(f"{url}/api/auth/login", timeout=30,
+                       json={"username": "admin", "password": "admin-pass-123"})
+        assert r.status_code == 204, r.text
+    finally:
+        server.stop()  # SIGTERM: the call log is written at the latest on the way out
     text = err.read_text()
     assert " DEBUG " in text  # the level applies to the server's own loggers
     assert words not in text and "$argon2" not in text

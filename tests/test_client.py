@@ -29,7 +29,7 @@ from callout_server.llm import (
     Usage,
 )
 from callout_server.llm.transport import describe_transport_error
-from tests.fixtures.database import free_port
+from tests.fixtures.app import free_port
 from tests.fixtures.upstream import (
     Upstream,
     hang_up,

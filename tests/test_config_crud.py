@@ -209,3 +209,29 @@ async def test_file_fallback_and_active_view(app_client) -> None:
     assert (await app_client.delete(f"{URL}/{created['id']}", headers=H)).status_code == 204
     r = (await app_client.get("/api/admin/llm-active", headers=H)).json()
     assert r["tiers"]["nlu"]["source"] == "file"
+
+
+async def test_deactivate_sends_the_tier_back_to_config_toml(app_client) -> None:
+    created = await _create(app_client, name="db-nlu", api_key=KEY, is_active=True)
+    before = await _generation(app_client)
+    r = await app_client.post(f"{URL}/{created['id']}/deactivate", headers=H)
+    assert r.status_code == 200, r.text
+    assert r.json()["is_active"] is False and r.json()["version"] == created["version"] + 1
+    assert await _generation(app_client) == before + 1  # published like any change
+    active = (await app_client.get("/api/admin/llm-active", headers=H)).json()
+    assert active["tiers"]["nlu"]["source"] == "file"
+    assert app_client.services.store.current.config_for("nlu").id is None
+    revs = (await app_client.get(f"{URL}/{created['id']}/revisions", headers=H)).json()["items"]
+    assert revs[0]["action"] == "deactivate" and revs[0]["actor"]
+    assert revs[0]["changes"] == {"is_active": {"old": True, "new": False}}
+    trail = (await app_client.get("/api/admin/audit", headers=H,
+                                  params={"action": "config.deactivate"})).json()["items"]
+    assert [(e["target"], e["detail"]["changes"]) for e in trail] == [
+        (f"config:{created['id']}", {"is_active": {"old": True, "new": False}})]
+    # Already inactive: nothing changes, nothing is published.
+    again = await app_client.post(f"{URL}/{created['id']}/deactivate", headers=H)
+    assert again.status_code == 200 and again.json()["version"] == r.json()["version"]
+    assert await _generation(app_client) == before + 1
+    assert (await app_client.post(f"{URL}/999999/deactivate", headers=H)).status_code == 404
+    assert (await app_client.post(f"{URL}/{created['id']}/deactivate",
+                                  headers=SERVICE_HEADERS)).status_code == 403

@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import shutil
 import stat
-import subprocess
-import sys
-import time
 
 import httpx
 
-from callout_server.app import create_app
-from tests.fixtures.database import ADMIN_HEADERS, CONFIG_TOML, core, free_port, llm_config_body
+from tests.fixtures.app import ServerProcess, running_app
+from tests.fixtures.database import ADMIN_HEADERS, CONFIG_TOML, core, llm_config_body
 
 
 async def test_sqlite_mode_migrates_and_serves(make_settings, tmp_path) -> None:
@@ -21,27 +17,25 @@ async def test_sqlite_mode_migrates_and_serves(make_settings, tmp_path) -> None:
     settings = make_settings(**{"database.url": "", "database.sqlite_path": str(db_path),
                                 "redis.url": "", "auth.secret_key": ""})
     assert settings.database.is_sqlite
-    app = create_app(settings)
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
-            assert core((await client.get("/healthz")).json()) == {
-                "status": "ok", "db": "ok", "redis": "disabled", "config_generation": 0}
-            r = await client.post("/api/admin/llm-configs", headers=ADMIN_HEADERS,
-                                  json=llm_config_body(api_key="sk-embeddedkey123456",
-                                                       is_active=True))
-            assert r.status_code == 201, r.text
-            cid = r.json()["id"]
-            put = await client.put(f"/api/admin/llm-configs/{cid}", headers=ADMIN_HEADERS,
-                                   json={"version": 1, "max_tokens": 64})
-            assert put.status_code == 200
-            stale = await client.put(f"/api/admin/llm-configs/{cid}", headers=ADMIN_HEADERS,
-                                     json={"version": 1, "max_tokens": 65})
-            assert stale.status_code == 409
-            active = (await client.get("/api/admin/llm-active", headers=ADMIN_HEADERS)).json()
-            assert active["generation"] == 2
-            assert active["tiers"]["nlu"]["config"]["max_tokens"] == 64
-            assert app.state.services.store.current.config_for("nlu").api_key == "sk-embeddedkey123456"
+    async with running_app(settings) as client:
+        app = client.app  # type: ignore[attr-defined]
+        assert core((await client.get("/healthz")).json()) == {
+            "status": "ok", "db": "ok", "redis": "disabled", "config_generation": 0}
+        r = await client.post("/api/admin/llm-configs", headers=ADMIN_HEADERS,
+                              json=llm_config_body(api_key="sk-embeddedkey123456",
+                                                   is_active=True))
+        assert r.status_code == 201, r.text
+        cid = r.json()["id"]
+        put = await client.put(f"/api/admin/llm-configs/{cid}", headers=ADMIN_HEADERS,
+                               json={"version": 1, "max_tokens": 64})
+        assert put.status_code == 200
+        stale = await client.put(f"/api/admin/llm-configs/{cid}", headers=ADMIN_HEADERS,
+                                 json={"version": 1, "max_tokens": 65})
+        assert stale.status_code == 409
+        active = (await client.get("/api/admin/llm-active", headers=ADMIN_HEADERS)).json()
+        assert active["generation"] == 2
+        assert active["tiers"]["nlu"]["config"]["max_tokens"] == 64
+        assert app.state.services.store.current.config_for("nlu").api_key == "sk-embeddedkey123456"
     assert db_path.exists()
     key_file = db_path.parent / "callout.secret.key"
     assert stat.S_IMODE(os.stat(key_file).st_mode) == 0o600
@@ -50,29 +44,13 @@ async def test_sqlite_mode_migrates_and_serves(make_settings, tmp_path) -> None:
 async def test_serve_with_nothing_set(tmp_path) -> None:
     """`callout-server serve` in an empty directory (plus config.toml) starts and serves."""
     shutil.copy(CONFIG_TOML, tmp_path / "config.toml")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CALLOUT_")}
-    port = free_port()
-    log = open(tmp_path / "serve.log", "wb")  # noqa: ASYNC230 - test set-up
-    proc = subprocess.Popen(  # noqa: ASYNC220 - a long-lived server, not awaited
-        [sys.executable, "-m", "callout_server", "serve", "--port", str(port)],
-        cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT)
+    server = ServerProcess({}, tmp_path / "serve.log", "serve", cwd=tmp_path)
     try:
-        # A deadline, not a count of tries: a cold start (migrations, key generation) took
-        # over 15 s with both cores busy.
-        deadline = time.monotonic() + 60
-        async with httpx.AsyncClient(timeout=1) as client:
-            while True:
-                try:
-                    r = await client.get(f"http://127.0.0.1:{port}/healthz")
-                    break
-                except httpx.HTTPError:
-                    assert proc.poll() is None, (tmp_path / "serve.log").read_text()
-                    assert time.monotonic() < deadline, (tmp_path / "serve.log").read_text()
-                    await asyncio.sleep(0.1)
+        await server.wait_ready()
+        async with httpx.AsyncClient(timeout=5) as client:
+            r = await client.get(f"{server.url}/healthz")
         assert core(r.json()) == {"status": "ok", "db": "ok", "redis": "disabled",
                             "config_generation": 0}
         assert (tmp_path / "callout.db").exists()
     finally:
-        proc.terminate()
-        proc.wait(10)
-        log.close()
+        server.stop()

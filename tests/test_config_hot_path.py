@@ -13,8 +13,8 @@ import httpx
 import pytest_asyncio
 from sqlalchemy import event
 
-from callout_server.app import create_app
 from callout_server.config.model import TIERS
+from tests.fixtures.app import running_app
 from tests.fixtures.database import ADMIN_HEADERS, llm_config_body, reset_tables
 
 
@@ -22,12 +22,8 @@ from tests.fixtures.database import ADMIN_HEADERS, llm_config_body, reset_tables
 async def quiet_client(pg_url, make_settings) -> AsyncIterator[httpx.AsyncClient]:
     # A long poll interval: the background generation poll must not run during the count.
     await reset_tables(pg_url)
-    app = create_app(make_settings(**{"redis.poll_interval_s": 3600}))
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
-            client.services = app.state.services  # type: ignore[attr-defined]
-            yield client
+    async with running_app(make_settings(**{"redis.poll_interval_s": 3600})) as client:
+        yield client
 
 
 class QueryCounter:

@@ -16,7 +16,8 @@ import asyncpg
 import httpx
 
 from callout_server.llm.masking import MIN_RUN, secret_part
-from tests.fixtures.database import ADMIN_HEADERS, asyncpg_dsn, free_port, llm_config_body
+from tests.fixtures.app import free_port
+from tests.fixtures.database import ADMIN_HEADERS, asyncpg_dsn, llm_config_body
 
 URL = "/api/admin/llm-configs"
 KEY = f"sk-proj-NEVERSHOWME{secrets.token_hex(12)}"

@@ -12,7 +12,8 @@ import time
 
 import httpx
 
-from tests.fixtures.database import ADMIN_HEADERS, core, free_port, llm_config_body
+from tests.fixtures.app import free_port
+from tests.fixtures.database import ADMIN_HEADERS, core, llm_config_body
 from tests.fixtures.tcp_proxy import TcpProxy
 
 URL = "/api/admin/llm-configs"

@@ -12,7 +12,8 @@ import pytest
 
 from callout_server.connectivity.checks import Probe, judge
 from callout_server.llm import Diagnostic
-from tests.fixtures.database import ADMIN_HEADERS, free_port, llm_config_body
+from tests.fixtures.app import free_port
+from tests.fixtures.database import ADMIN_HEADERS, llm_config_body
 
 URL = "/api/admin/llm-configs"
 LONG = "好的，我明白您的意思了。我们会尽快安排专人跟进您的需求。请问还有其他可以帮您的吗？"
@@ -177,7 +178,7 @@ async def test_an_answer_past_the_tiers_size_cap_fails_the_test_and_the_call(
         make_settings, pg_url, emulator, upstream) -> None:
     # A server that ignores max_tokens (the test asks for 16) and answers 600 KB.
     from tests.fixtures.upstream import json_reply
-    from tests.test_nlu_support import decide, nlu_app
+    from tests.support.nlu import decide, nlu_app
 
     upstream.reply = json_reply({"choices": [{"message": {"content": "好" * 100_000},
                                               "finish_reason": "stop"}]})

@@ -18,7 +18,13 @@ from typing import ClassVar
 
 import pytest
 
-from tests.console_text import JS_DIR, TEMPLATES, dictionaries, screen_literals, strip_comments
+from tests.support.console_text import (
+    JS_DIR,
+    TEMPLATES,
+    dictionaries,
+    screen_literals,
+    strip_comments,
+)
 
 DICTS = dictionaries()
 HAN = re.compile("[\u4e00-\u9fff]")

@@ -18,7 +18,7 @@ import httpx
 import pytest
 import pytest_asyncio
 
-from callout_server.app import create_app
+from tests.fixtures.app import running_app
 from tests.fixtures.database import (
     ADMIN_HEADERS,
     ADMIN_PASSWORD,
@@ -74,13 +74,11 @@ async def outage(pg_url, make_settings) -> AsyncIterator[Outage]:
     await reset_tables(pg_url)
     proxy = TcpProxy()
     await proxy.start()
-    app = create_app(make_settings(**{
+    settings = make_settings(**{
         "database.url": proxy.url_for(pg_url), "database.connect_timeout_s": 0.5,
-        "redis.poll_interval_s": 3600}))
+        "redis.poll_interval_s": 3600})
     try:
-        async with app.router.lifespan_context(app), httpx.AsyncClient(
-                transport=httpx.ASGITransport(app=app), base_url="http://t",
-                timeout=30) as client:
+        async with running_app(settings) as client:
             r = await client.post(CONFIGS, headers=ADMIN_HEADERS, json=llm_config_body())
             assert r.status_code == 201, r.text
             r = await client.post("/api/admin/users", headers=ADMIN_HEADERS, json={

@@ -14,8 +14,8 @@ from callout_server.emulator.tokens import pieces, prompt_tokens
 from callout_server.tiers.script.prompt import build_messages
 from tests.fixtures.database import SERVICE_HEADERS
 from tests.fixtures.emulator import EmulatorHandle
-from tests.test_nlu_support import DECIDE, nlu_app
-from tests.test_scripts_support import (
+from tests.support.nlu import DECIDE, nlu_app
+from tests.support.scripts import (
     BRIEF,
     MakeSettings,
     generate,

@@ -24,8 +24,9 @@ from callout_server.calllog.models import NluCallInput
 from callout_server.db.base import utcnow
 from callout_server.db.engine import Database
 from callout_server.evaluation.models import Evaluation, EvaluationResult
+from tests.fixtures.app import running_app
 from tests.fixtures.database import ADMIN_HEADERS, llm_config_body
-from tests.test_nlu_support import answer, decide, nlu_app
+from tests.support.nlu import answer, decide, nlu_app
 
 EVALS = "/api/admin/evaluations"
 
@@ -183,6 +184,12 @@ async def test_filter_by_node_and_since_takes_the_most_recent(app_for, emulator)
         r = await start(client, candidate_id=cand_id, node_id="a", since=since)
         body = await finished(client, r.json()["id"])
         assert body["progress"]["total"] == 2  # f3, f5: f1 is older than `since`
+        # The start form offers the recorded nodes, busiest first.
+        await decide(client, call_id="f6", node_id="a")
+        await services.recorder.flush()
+        nodes = await client.get(f"{EVALS}/nodes", headers=ADMIN_HEADERS)
+        assert nodes.status_code == 200, nodes.text
+        assert nodes.json() == {"items": [{"node_id": "a", "calls": 4}, {"node_id": "b", "calls": 3}]}
 
 
 async def test_bad_input_is_refused_naming_the_field(app_for, emulator) -> None:
@@ -315,12 +322,11 @@ async def test_a_shutdown_ends_the_running_evaluation_failed_with_the_reason(
 
 async def test_what_a_restart_or_a_dead_worker_left_running_is_marked_failed(
         make_settings, pg_url) -> None:
-    from callout_server.app import create_app
     from tests.fixtures.database import reset_tables
 
     await reset_tables(pg_url)
-    app = create_app(make_settings(**{"evaluation.stale_after_s": 1.0,
-                                      "redis.poll_interval_s": 3600}))
+    settings = make_settings(**{"evaluation.stale_after_s": 1.0,
+                                "redis.poll_interval_s": 3600})
     me = f"{socket.gethostname()}:{os.getpid()}"
     db = Database(pg_url)
     now = utcnow()
@@ -337,7 +343,7 @@ async def test_what_a_restart_or_a_dead_worker_left_running_is_marked_failed(
                 return {r.owner: (r.status, r.reason)
                         for r in (await s.scalars(select(Evaluation))).all()}
 
-        async with app.router.lifespan_context(app):
+        async with running_app(settings):
             after_start = await states()  # marked during start-up, before any request
             assert after_start[me] == ("failed", "interrupted: the worker running it restarted or stopped")
             assert after_start["gone:1"][0] == "failed"
@@ -374,26 +380,22 @@ async def test_results_quoting_customers_are_purged_with_the_inputs_the_summary_
 
 
 async def test_the_embedded_sqlite_default_evaluates_too(make_settings, emulator, tmp_path) -> None:
-    from callout_server.app import create_app
     from tests.fixtures.database import SERVICE_HEADERS
 
     live, cand = emulator.unique_model("qwen2.5-7b"), emulator.unique_model("qwen2.5-7b")
-    app = create_app(make_settings(**{
+    async with running_app(make_settings(**{
         "database.url": "", "database.sqlite_path": str(tmp_path / "callout.db"), "redis.url": "",
-        "llm.nlu.base_url": emulator.base_url("vllm"), "llm.nlu.model": live}))
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://t", timeout=30) as client:
-            client.services = app.state.services  # type: ignore[attr-defined]
-            for i in range(3):
-                r = await client.post("/api/nlu/decide", headers=SERVICE_HEADERS, json={
-                    "call_id": f"s{i}", "utterance": "好的可以", "intents": [{"name": "agree"},
-                                                                           {"name": "refuse"}]})
-                assert r.status_code == 200, r.text
-            await app.state.services.recorder.flush()
-            r = await start(client, candidate_id=await candidate(client, emulator, cand))
-            assert r.status_code == 202, r.text
-            body = await finished(client, r.json()["id"])
+        "llm.nlu.base_url": emulator.base_url("vllm"), "llm.nlu.model": live})) as client:
+        app = client.app  # type: ignore[attr-defined]
+        for i in range(3):
+            r = await client.post("/api/nlu/decide", headers=SERVICE_HEADERS, json={
+                "call_id": f"s{i}", "utterance": "好的可以", "intents": [{"name": "agree"},
+                                                                       {"name": "refuse"}]})
+            assert r.status_code == 200, r.text
+        await app.state.services.recorder.flush()
+        r = await start(client, candidate_id=await candidate(client, emulator, cand))
+        assert r.status_code == 202, r.text
+        body = await finished(client, r.json()["id"])
     assert body["status"] == "done" and body["summary"]["calls"] == 3
 
 

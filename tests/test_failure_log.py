@@ -12,7 +12,8 @@ from typing import Any
 
 from callout_server.calllog.reports import endpoint_of
 from callout_server.logs import JsonFormatter, TextFormatter
-from tests.fixtures.database import ADMIN_HEADERS, SERVICE_HEADERS, free_port, llm_config_body
+from tests.fixtures.app import free_port
+from tests.fixtures.database import ADMIN_HEADERS, SERVICE_HEADERS, llm_config_body
 from tests.test_config_key_never_appears import ECHO, KEY, leaks
 
 DECIDE = "/api/nlu/decide"

@@ -14,6 +14,7 @@ import httpx
 import pytest
 import pytest_asyncio
 
+from tests.fixtures.app import running_app
 from tests.fixtures.database import (
     ADMIN_HEADERS,
     EN,
@@ -36,20 +37,14 @@ def nested(depth: int) -> dict[str, Any]:
 @pytest_asyncio.fixture(params=["postgresql", "sqlite"], loop_scope="session")
 async def client(request, pg_url, make_settings, tmp_path) -> AsyncIterator[httpx.AsyncClient]:
     """The app on PostgreSQL, then on the embedded SQLite file: answers must not differ."""
-    from callout_server.app import create_app
-
     if request.param == "postgresql":
         await reset_tables(pg_url)
         settings = make_settings()
     else:
         settings = make_settings(**{"database.url": "",
                                     "database.sqlite_path": str(tmp_path / "callout.db")})
-    app = create_app(settings)
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
-        async with httpx.AsyncClient(transport=transport, base_url="http://test") as c:
-            c.app = app  # type: ignore[attr-defined]
-            yield c
+    async with running_app(settings, raise_app_exceptions=False) as c:
+        yield c
 
 
 async def _stored(client: httpx.AsyncClient) -> list[dict[str, Any]]:

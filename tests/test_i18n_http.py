@@ -15,12 +15,12 @@ from typing import Any
 import asyncpg
 import httpx
 
-from callout_server.app import create_app
 from callout_server.calllog.recorder import DiagnosticsRecorder
 from callout_server.calllog.records import CallRecord
 from callout_server.calllog.repository import record_dict
 from callout_server.i18n import using
 from callout_server.llm import Diagnostic
+from tests.fixtures.app import running_app
 from tests.fixtures.calllog import stored
 from tests.fixtures.database import (
     ADMIN_HEADERS,
@@ -31,9 +31,9 @@ from tests.fixtures.database import (
     llm_config_body,
     reset_tables,
 )
-from tests.test_chat_support import collect, make_service, new_session, read_sse, the_end, turn
-from tests.test_nlu_support import decide, nlu_app
-from tests.test_scripts_support import end_of, script_app
+from tests.support.chat import collect, make_service, new_session, read_sse, the_end, turn
+from tests.support.nlu import decide, nlu_app
+from tests.support.scripts import end_of, script_app
 
 URL = "/api/admin/llm-configs"
 HAN = re.compile("[\u4e00-\u9fff]")
@@ -115,9 +115,7 @@ async def test_errors_default_to_server_locale_and_follow_q_values(
 
     # A server whose [server] locale is en answers API clients that send nothing in English.
     await reset_tables(pg_url)
-    app = create_app(make_settings(**{"server.locale": "en"}))
-    async with app.router.lifespan_context(app), httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=app), base_url="http://t") as client:
+    async with running_app(make_settings(**{"server.locale": "en"})) as client:
         r = await client.get(path, headers=ADMIN_HEADERS)
         assert r.json()["error"]["message"] == "model configuration 424242 not found"
         r = await client.get(path, headers={**ADMIN_HEADERS, **ZH})
@@ -353,9 +351,8 @@ async def test_role_refusals_read_in_both_languages(app_client, people) -> None:
 
 async def test_the_last_admin_rule_reads_in_both_languages(make_settings, pg_url) -> None:
     await reset_tables(pg_url)  # a generated admin: an ordinary one the rule applies to
-    app = create_app(make_settings(**{"auth.admin_user": "", "auth.admin_password": ""}))
-    async with app.router.lifespan_context(app), httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=app), base_url="http://t") as client:
+    async with running_app(make_settings(**{"auth.admin_user": "",
+                                             "auth.admin_password": ""})) as client:
         for method, body, zh_says, en_says in (
                 ("PUT", {"role": "viewer"}, "不能降级", "cannot be demoted"),
                 ("PUT", {"disabled": True}, "不能停用", "cannot be disabled"),

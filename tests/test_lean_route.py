@@ -25,9 +25,10 @@ from pydantic import ValidationError
 from callout_server.api.lean import LeanJsonRoute
 from callout_server.app import create_app
 from callout_server.tiers.nlu.schemas import DecideRequest
+from tests.fixtures.app import running_app
 from tests.fixtures.database import SERVICE_HEADERS, reset_tables
 from tests.fixtures.upstream import json_reply
-from tests.test_nlu_support import DECIDE, answer, decide_body
+from tests.support.nlu import DECIDE, answer, decide_body
 
 
 def _plain(route: LeanJsonRoute) -> APIRoute:
@@ -74,10 +75,9 @@ COMPLETION = {"id": "c", "object": "chat.completion", "model": "m",
 async def app(make_settings, pg_url, upstream) -> AsyncIterator[FastAPI]:
     await reset_tables(pg_url)
     upstream.reply = json_reply(COMPLETION)
-    app = create_app(make_settings(**{"llm.nlu.base_url": upstream.base_url,
-                                      "redis.poll_interval_s": 3600}))
-    async with app.router.lifespan_context(app):
-        yield app
+    async with running_app(make_settings(**{"llm.nlu.base_url": upstream.base_url,
+                                            "redis.poll_interval_s": 3600})) as client:
+        yield client.app  # type: ignore[attr-defined]
 
 
 def _full_handler_only(app: FastAPI) -> None:

@@ -21,7 +21,7 @@ from prometheus_client import REGISTRY
 
 from callout_server.calllog.metrics import watch_writer
 from tests.fixtures.database import SERVICE_HEADERS
-from tests.test_nlu_support import answer, decide, nlu_app
+from tests.support.nlu import answer, decide, nlu_app
 
 MONITORING = Path(__file__).resolve().parents[1] / "monitoring"
 RULES = MONITORING / "callout-alerts.yml"

@@ -11,8 +11,9 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.fixtures.database import ADMIN_HEADERS, free_port
-from tests.test_nlu_support import answer, decide, nlu_app
+from tests.fixtures.app import free_port
+from tests.fixtures.database import ADMIN_HEADERS
+from tests.support.nlu import answer, decide, nlu_app
 
 # What a loaded machine (both cores busy) may add to one request. The timing tests below
 # tell a limit that fired (0.3-0.5 s) from the one that did not (2 s and more), so their
@@ -253,7 +254,7 @@ async def test_deadline_counts_from_the_requests_arrival(app_for, emulator) -> N
     import orjson
 
     from tests.fixtures.database import SERVICE_HEADERS
-    from tests.test_nlu_support import DECIDE, decide_body
+    from tests.support.nlu import DECIDE, decide_body
 
     model = emulator.unique_model("qwen2.5-7b")
     await emulator.script(model, {"content": answer("agree", time="明天")})

@@ -18,7 +18,7 @@ from callout_server.calllog.models import LLMCallLog, NluCallInput
 from callout_server.calllog.records import CallRecord
 from callout_server.db.base import utcnow
 from tests.fixtures.database import ADMIN_HEADERS
-from tests.test_nlu_support import answer, decide, decide_body, nlu_app
+from tests.support.nlu import answer, decide, decide_body, nlu_app
 
 
 async def inputs(client: httpx.AsyncClient) -> list[NluCallInput]:

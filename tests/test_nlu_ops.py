@@ -12,9 +12,10 @@ import pytest
 
 from callout_server.calllog.records import CallRecord
 from callout_server.db.base import utcnow
-from tests.fixtures.database import ADMIN_HEADERS, SERVICE_HEADERS, free_port, llm_config_body
+from tests.fixtures.app import free_port
+from tests.fixtures.database import ADMIN_HEADERS, SERVICE_HEADERS, llm_config_body
+from tests.support.nlu import answer, decide, nlu_app
 from tests.test_config_key_never_appears import KEY, leaks
-from tests.test_nlu_support import answer, decide, nlu_app
 
 DIAG = "/api/admin/diagnostics"
 

@@ -19,7 +19,7 @@ from sqlalchemy import event
 from tests.fixtures.calllog import wait_until
 from tests.fixtures.database import ADMIN_HEADERS, llm_config_body, reset_tables
 from tests.fixtures.tcp_proxy import TcpProxy
-from tests.test_nlu_support import answer, decide, nlu_app
+from tests.support.nlu import answer, decide, nlu_app
 
 
 class TaskQueryCounter:

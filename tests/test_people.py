@@ -17,6 +17,7 @@ from callout_server.config.settings import Settings
 from callout_server.errors import ApiError
 from callout_server.people.schemas import UserUpdate
 from callout_server.people.service import PeopleService
+from tests.fixtures.app import running_app
 from tests.fixtures.database import ADMIN_HEADERS, ADMIN_PASSWORD, asyncpg_dsn, reset_tables
 from tests.fixtures.people import People, password_of
 
@@ -207,15 +208,10 @@ async def no_env_admin(pg_url: str, make_settings: Callable[..., Settings]
                        ) -> AsyncIterator[httpx.AsyncClient]:
     """The app with a generated bootstrap admin (`admin`, no CALLOUT_ADMIN_USER/PASSWORD):
     an ordinary admin the last-admin rule applies to."""
-    from callout_server.app import create_app
-
     await reset_tables(pg_url)
-    app = create_app(make_settings(**{"auth.admin_user": "", "auth.admin_password": ""}))
-    async with app.router.lifespan_context(app):
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
-                                     base_url="http://test") as client:
-            client.services = app.state.services  # type: ignore[attr-defined]
-            yield client
+    async with running_app(make_settings(**{"auth.admin_user": "",
+                                             "auth.admin_password": ""})) as client:
+        yield client
 
 
 async def test_the_last_enabled_admin_stays(no_env_admin: httpx.AsyncClient) -> None:
@@ -265,26 +261,18 @@ async def test_two_admins_demoting_each_other_at_once_leave_one(
 
 async def test_a_renamed_bootstrap_admin_becomes_an_ordinary_user(
         pg_url: str, make_settings: Callable[..., Settings]) -> None:
-    from callout_server.app import create_app
-
     await reset_tables(pg_url)
     for admin_user in ("admin", "root"):
-        app = create_app(make_settings(**{"auth.admin_user": admin_user}))
-        async with app.router.lifespan_context(app), httpx.AsyncClient(
-                transport=httpx.ASGITransport(app=app), base_url="http://test") as c:
+        async with running_app(make_settings(**{"auth.admin_user": admin_user})) as c:
             users = await _users(c)
     assert (users["root"]["source"], users["admin"]["source"]) == ("env", "console")
 
 
 async def test_people_and_the_trail_on_the_embedded_sqlite_file(
         make_settings: Callable[..., Settings], tmp_path: Any) -> None:
-    from callout_server.app import create_app
-
     settings = make_settings(**{"database.url": "", "redis.url": "", "auth.secret_key": "",
                                 "database.sqlite_path": str(tmp_path / "callout.db")})
-    app = create_app(settings)
-    async with app.router.lifespan_context(app), httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=app), base_url="http://test") as c:
+    async with running_app(settings) as c:
         helper = People(c)
         try:
             otto = await helper.as_role("operator", "otto")

@@ -10,10 +10,10 @@ from typing import Any
 from callout_server.llm import Endpoint, LLMConfig
 from callout_server.upstream import Route
 from tests.fixtures.database import ADMIN_HEADERS, llm_config_body
-from tests.test_chat_support import collect, make_service, names, new_session, sentences, turn
-from tests.test_chat_support import the_end as end_of
+from tests.support.chat import collect, make_service, names, new_session, sentences, turn
+from tests.support.chat import the_end as end_of
+from tests.support.nlu import answer, decide, nlu_app
 from tests.test_nlu_decide import records
-from tests.test_nlu_support import answer, decide, nlu_app
 
 CONFIGS = "/api/admin/llm-configs"
 
@@ -151,7 +151,7 @@ async def test_chat_turn_over_replicas_fails_over_to_the_other_replica(emulator:
 
 async def test_script_generation_fails_over_to_a_replica_streamed_or_not(
         make_settings: Any, pg_url: str, emulator: Any) -> None:
-    from tests.test_scripts_support import (
+    from tests.support.scripts import (
         SCRIPT,
         end_of,
         generate,

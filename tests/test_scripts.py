@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from tests.fixtures.emulator import EmulatorHandle
-from tests.test_chat_support import chunks_of
-from tests.test_scripts_support import (
+from tests.support.chat import chunks_of
+from tests.support.scripts import (
     BRIEF,
     SCRIPT,
     MakeSettings,

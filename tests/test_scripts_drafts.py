@@ -11,7 +11,7 @@ import pytest
 from callout_server.tiers.script.prompt import SYSTEM, build_messages
 from tests.fixtures.database import ADMIN_HEADERS, SERVICE_HEADERS
 from tests.fixtures.emulator import EmulatorHandle
-from tests.test_scripts_support import BRIEF, SCRIPT, MakeSettings, generate, get_draft, script_app
+from tests.support.scripts import BRIEF, SCRIPT, MakeSettings, generate, get_draft, script_app
 
 URL = "/api/admin/scripts"
 

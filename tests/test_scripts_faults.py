@@ -11,8 +11,8 @@ from callout_server.i18n import text
 from tests.fixtures.database import SERVICE_HEADERS
 from tests.fixtures.emulator import EmulatorHandle
 from tests.fixtures.tcp_proxy import TcpProxy
-from tests.test_chat_support import chunks_of, read_sse, wait_disconnect
-from tests.test_scripts_support import (
+from tests.support.chat import chunks_of, read_sse, wait_disconnect
+from tests.support.scripts import (
     BRIEF,
     SCRIPT,
     MakeSettings,

@@ -5,9 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-import httpx
-
-from callout_server.app import create_app
+from tests.fixtures.app import running_app
 from tests.fixtures.database import (
     ADMIN_HEADERS,
     ADMIN_PASSWORD,
@@ -35,13 +33,12 @@ async def test_worker_starts_serves_and_heals_while_the_database_is_down(
     await proxy.start()
     proxy.cut(refuse=True)
     model = emulator.unique_model("qwen3.5-2b")
-    app = create_app(make_settings(**{
+    settings = make_settings(**{
         "database.url": proxy.url_for(pg_url), "database.connect_timeout_s": 0.5,
         "redis.poll_interval_s": 0.2,
-        "llm.nlu.base_url": emulator.base_url("vllm"), "llm.nlu.model": model}))
+        "llm.nlu.base_url": emulator.base_url("vllm"), "llm.nlu.model": model})
     try:
-        async with app.router.lifespan_context(app), httpx.AsyncClient(
-                transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
+        async with running_app(settings) as c:
             health = (await c.get("/healthz")).json()
             assert (health["status"], health["db"]) == ("degraded", "down")
             # Dialer traffic is served from config.toml with the environment's tokens.

@@ -215,16 +215,12 @@ def test_config_toml_refuses_a_metadata_target_naming_the_key(
 
 
 async def test_the_labs_setting_lets_it_through(make_settings, pg_url: str) -> None:
-    import httpx
-
-    from callout_server.app import create_app
+    from tests.fixtures.app import running_app
     from tests.fixtures.database import reset_tables
 
     await reset_tables(pg_url)
-    app = create_app(make_settings(**{"server.allow_metadata_upstreams": True}))
-    async with app.router.lifespan_context(app):
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
-                                     base_url="http://t") as client:
-            r = await client.post(URL, headers=ADMIN_HEADERS, json=llm_config_body(
-                base_url="http://169.254.169.254/v1"))
-            assert r.status_code == 201, r.text
+    settings = make_settings(**{"server.allow_metadata_upstreams": True})
+    async with running_app(settings) as client:
+        r = await client.post(URL, headers=ADMIN_HEADERS, json=llm_config_body(
+            base_url="http://169.254.169.254/v1"))
+        assert r.status_code == 201, r.text

@@ -20,8 +20,8 @@ from tests.fixtures.database import (
     asyncpg_dsn,
     llm_config_body,
 )
+from tests.support.nlu import decide_body
 from tests.test_config_credentials import BAD_KEYS, SECRET
-from tests.test_nlu_support import decide_body
 
 URL = "/api/admin/llm-configs"
 CASES = {

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from callout_server.config.schemas import check_base_url
 from callout_server.llm import DIALECTS, LLMConfig, LLMRequest, ReasoningDelta, TextDelta
 from callout_server.llm.adapters import make_adapter
 from callout_server.llm.dialects import detect_dialect
@@ -49,6 +50,19 @@ def test_row_is_reachable_by_explicit_name_and_detected_where_it_says(name: str)
                   vendor=name.upper()), LLMRequest(messages=MESSAGES), stream=True,
     ).dialect == name
     assert (detect_dialect(v.base_url).name == name) is v.detected
+
+
+@pytest.mark.parametrize("name", ROWS)
+def test_a_vendors_preset_base_url_is_valid_and_leads_back_to_it(name: str) -> None:
+    """The console's presets fill the base URL from the row: one the admin API takes, and
+    a hosted vendor's is recognised as that vendor again."""
+    row = DIALECTS[name]
+    if row is DIALECTS["selfhosted"]:
+        assert row.base_url == ""  # no one place to point at
+        return
+    assert check_base_url(row.base_url) == row.base_url
+    if VECTORS[name].detected:
+        assert detect_dialect(row.base_url).name == name
 
 
 @pytest.mark.parametrize("name", ROWS)
@@ -135,7 +149,8 @@ async def test_vendors_route_lists_every_row(app_client) -> None:
         "name": "deepseek", "display_name": "DeepSeek", "thinking_switch": True,
         "reasoning_effort": ["minimal", "low", "medium", "high", "xhigh", "max"],
         "detected_by": {"hosts": ["api.deepseek.com"], "host_contains": [],
-                        "url_contains": [], "ports": [], "fallback": False}}
+                        "url_contains": [], "ports": [], "fallback": False},
+        "base_url": "https://api.deepseek.com/v1"}
     assert items["selfhosted"]["detected_by"]["fallback"] is True
     assert items["anthropic"]["thinking_switch"] is False
     assert items["anthropic"]["reasoning_effort"] == []  # never sent

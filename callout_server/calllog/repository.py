@@ -14,6 +14,8 @@ from callout_server.calllog.models import LLMCallLog
 from callout_server.calllog.wording import worded
 from callout_server.i18n import Locale
 
+CANCELLED = "cancelled"  # a barge-in or a newer turn stopped the call (chat)
+
 RECORD_FIELDS = (
     "id", "at", "tier", "config_id", "model", "vendor", "code", "message", "advice",
     "finish_reason", "latency_ms", "ttft_ms", "prompt_tokens", "completion_tokens",
@@ -60,6 +62,9 @@ async def summary(session: AsyncSession, since: datetime) -> dict[str, Any]:
     """Counts per tier and code, latency and time-to-first-token percentiles per tier.
 
     Live traffic only: a shadow evaluation's replays (`source = 'evaluation'`) are left out.
+    `latency_ms` is every call's; `completed_latency_ms` leaves out the cancelled ones (a
+    chat turn stopped by a barge-in lasted as long as the customer let it, which says
+    nothing about the model), counted apart in `cancelled`.
     """
     live = (LLMCallLog.at >= since) & (LLMCallLog.source == "live")
     counts = await session.execute(
@@ -74,16 +79,22 @@ async def summary(session: AsyncSession, since: datetime) -> dict[str, Any]:
     # Percentiles computed here rather than with percentile_cont, so SQLite works too; the
     # window bounds the rows and only two float columns are read.
     latency: dict[str, list[float]] = defaultdict(list)
+    completed: dict[str, list[float]] = defaultdict(list)
     ttft: dict[str, list[float]] = defaultdict(list)
     rows = await session.execute(
-        select(LLMCallLog.tier, LLMCallLog.latency_ms, LLMCallLog.ttft_ms).where(live)
+        select(LLMCallLog.tier, LLMCallLog.code, LLMCallLog.latency_ms, LLMCallLog.ttft_ms)
+        .where(live)
     )
-    for tier, lat, first in rows:
+    for tier, code, lat, first in rows:
         if lat is not None:
             latency[tier].append(lat)
+            if code != CANCELLED:
+                completed[tier].append(lat)
         if first is not None:
             ttft[tier].append(first)
     for tier, entry in tiers.items():
         entry["latency_ms"] = _percentiles(sorted(latency[tier]))
+        entry["completed_latency_ms"] = _percentiles(sorted(completed[tier]))
         entry["ttft_ms"] = _percentiles(sorted(ttft[tier]))
+        entry["cancelled"] = entry["codes"].get(CANCELLED, 0)
     return tiers

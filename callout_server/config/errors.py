@@ -12,6 +12,7 @@
       InUse                   409 in_use                another configuration falls back to it
       TargetRefused           422 validation_error      a base URL that is (or resolves to) a
                                                         cloud-metadata or link-local address
+      EndpointNotFound        404 not_found             no such endpoint in that pool (drains)
 """
 
 from __future__ import annotations
@@ -95,3 +96,9 @@ class TargetRefused(UnprocessableEntity):
         super().__init__(msg("field_invalid", field=field, reason=reason),
                          fields=[{"field": field, "code": "url_blocked_target",
                                   "message": reason}])
+
+
+class EndpointNotFound(NotFound):
+    def __init__(self, config: str, base_url: str) -> None:
+        super().__init__(msg("endpoint_not_found", config=config, base_url=base_url),
+                         config=config, base_url=base_url)

@@ -1,4 +1,5 @@
-"""ORM rows of the configuration tables (migrations 0001_llm_configs, 0007_pools)."""
+"""ORM rows of the configuration tables (migrations 0001_llm_configs, 0007_pools,
+0009_endpoint_drains)."""
 
 from __future__ import annotations
 
@@ -65,3 +66,14 @@ class ConfigState(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
     generation: Mapped[int] = mapped_column(BigInteger, default=0)
     updated_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class EndpointDrain(Base):
+    """An endpoint of a pool taken out of service by hand; loaded with every snapshot."""
+
+    __tablename__ = "endpoint_drains"
+
+    config_key: Mapped[str] = mapped_column(String(64), primary_key=True)  # id or file:<tier>
+    base_url: Mapped[str] = mapped_column(String(2048), primary_key=True)  # as shown (masked)
+    drained_by: Mapped[str | None] = mapped_column(String(128))
+    drained_at: Mapped[datetime] = mapped_column(UTCDateTime)

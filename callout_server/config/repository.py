@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import func, select, update
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from callout_server.config.models import ConfigState, LLMConfigRevision, LLMConfigRow
+from callout_server.config.models import ConfigState, EndpointDrain, LLMConfigRevision, LLMConfigRow
 from callout_server.db.base import utcnow
 
 _STATE_ID = 1
@@ -96,3 +96,19 @@ class ConfigRepository:
             select(LLMConfigRevision).where(LLMConfigRevision.config_id == config_id)
             .order_by(LLMConfigRevision.id.desc()).limit(limit))
         return rows.all()
+
+    # -- endpoints drained by hand --------------------------------------------------------
+    async def drains(self) -> Sequence[EndpointDrain]:
+        return (await self.session.scalars(select(EndpointDrain))).all()
+
+    async def get_drain(self, config_key: str, base_url: str) -> EndpointDrain | None:
+        return await self.session.get(EndpointDrain, (config_key, base_url))
+
+    async def add_drain(self, drain: EndpointDrain) -> None:
+        self.session.add(drain)
+        await self.session.flush()
+
+    async def remove_drain(self, config_key: str, base_url: str) -> bool:
+        result = await self.session.execute(delete(EndpointDrain).where(
+            EndpointDrain.config_key == config_key, EndpointDrain.base_url == base_url))
+        return bool(result.rowcount)  # type: ignore[attr-defined]

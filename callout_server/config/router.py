@@ -73,6 +73,13 @@ async def activate_config(config_id: RowId, who: Operator, configs: Configs) -> 
     return await configs.activate(config_id, actor=who.actor)
 
 
+@router.post("/llm-configs/{config_id}/deactivate", response_model=LLMConfigOut,
+             responses={**_AUTH, **_DB, 404: _ERR})
+async def deactivate_config(config_id: RowId, who: Operator, configs: Configs) -> LLMConfigOut:
+    """The tier serves its config.toml section again (docs/configuration.md)."""
+    return await configs.deactivate(config_id, actor=who.actor)
+
+
 @router.get("/llm-configs/{config_id}/revisions", response_model=RevisionList,
             responses={**_AUTH, **_DB, 404: _ERR})
 async def config_revisions(config_id: RowId, _: Viewer, configs: Configs) -> RevisionList:

@@ -275,6 +275,38 @@ class ActiveOut(BaseModel):
     tiers: dict[str, ActiveTierOut]
 
 
+class ConnectionDraft(_Writable, ConfigValues):
+    """The configuration form's values before they are saved: test them, list the models.
+
+    `config_id`: the stored configuration being edited, whose key is used when `api_key`
+    is left out (and only for its own origins: connectivity/service.resolve_key).
+    """
+
+    name: str = Field("", max_length=128)  # a draft may be unnamed yet
+    tier: Tier = "nlu"
+    api_key: str | None = Field(None, max_length=4096)
+    config_id: int | None = Field(None, ge=1, le=INT4_MAX)
+
+
+class ModelsRequest(_Writable):
+    """Where to list the served models (`GET <base_url>/models`), and with which key."""
+
+    base_url: str = Field(max_length=2048)
+    api_key: str | None = Field(None, max_length=4096)
+    config_id: int | None = Field(None, ge=1, le=INT4_MAX)
+
+
+class ModelList(BaseModel):
+    """The models an endpoint serves (ids, sorted). `ok` false: `diagnostic` says why the
+    request failed, or `reason` is `not_a_model_list` when the answer was no model list."""
+
+    ok: bool
+    models: list[str] = []
+    latency_ms: int | None = None
+    diagnostic: dict[str, Any] | None = None
+    reason: str | None = None
+
+
 class ConnectionCheck(BaseModel):
     """One thing the test request showed (connectivity/checks.py): a code and its numbers."""
 

@@ -261,6 +261,25 @@ class ConfigService:
         await self._committed(generation)
         return result
 
+    async def deactivate(self, config_id: int, actor: Actor) -> LLMConfigOut:
+        """The tier goes back to its config.toml section; a row not active is left as it is."""
+        try:
+            async with self._write() as (repo, generation):
+                row = await self._require(repo, config_id, for_update=True)
+                if not row.is_active:
+                    raise _Unchanged(self.view(row))
+                row.is_active = False
+                self._touch(row, actor.name)
+                await repo.flush()
+                changes = {"is_active": {"old": True, "new": False}}
+                await self._revision(repo, row, "deactivate", changes, actor.name, generation)
+                audit(repo, actor, "config.deactivate", row, changes, [])
+                result = self.view(row)
+        except _Unchanged as unchanged:
+            return unchanged.result
+        await self._committed(generation)
+        return result
+
     async def delete(self, config_id: int, actor: Actor, version: int | None = None) -> None:
         async with self._write() as (repo, generation):
             row = await self._require(repo, config_id, for_update=True)

@@ -26,7 +26,7 @@ from callout_server.config.schemas import call_values
 from callout_server.config.secrets import SecretBox, SecretDecryptError
 from callout_server.db.engine import Database
 from callout_server.llm import LLMConfig
-from callout_server.upstream import Route
+from callout_server.upstream import Drain, Route
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +49,8 @@ class ConfigSnapshot:
     loaded_at: float = field(default_factory=time.monotonic)
     # The configurations the active ones fall back to (active or not), by id.
     fallbacks: Mapping[int, LLMConfig] = field(default_factory=lambda: MappingProxyType({}))
+    # Endpoints taken out of service by hand: (config key, URL as shown) -> who and when.
+    drains: Mapping[tuple[str, str], Drain] = field(default_factory=lambda: MappingProxyType({}))
     _routes: dict[Tier, Route] = field(default_factory=dict)
 
     def active(self, tier: Tier) -> ActiveTier:
@@ -89,7 +91,8 @@ def row_to_config(row: LLMConfigRow, api_key: str) -> LLMConfig:
 
 def build_snapshot(generation: int, active_rows: Iterable[LLMConfigRow],
                    file_configs: Mapping[Tier, LLMConfig], secrets: SecretBox,
-                   fallback_rows: Iterable[LLMConfigRow] = ()) -> ConfigSnapshot:
+                   fallback_rows: Iterable[LLMConfigRow] = (), *,
+                   drains: Mapping[tuple[str, str], Drain] | None = None) -> ConfigSnapshot:
     """Active database rows win; a tier without one serves its config.toml section.
 
     `fallback_rows` are the rows the active ones name in `fallback_ids`; one whose key does
@@ -123,7 +126,8 @@ def build_snapshot(generation: int, active_rows: Iterable[LLMConfigRow],
             continue
         fallbacks[row.id] = row_to_config(row, key)
     return ConfigSnapshot(generation=generation, tiers=MappingProxyType(tiers),
-                          fallbacks=MappingProxyType(fallbacks))
+                          fallbacks=MappingProxyType(fallbacks),
+                          drains=MappingProxyType(dict(drains or {})))
 
 
 class SnapshotLoader:
@@ -148,7 +152,10 @@ class SnapshotLoader:
             rows = await repo.active_rows()
             wanted = sorted({i for r in rows for i in (r.fallback_ids or ())})
             fallback_rows = await repo.get_many(wanted)
-        return build_snapshot(generation, rows, self.file_configs, self._secrets, fallback_rows)
+            drains = {(d.config_key, d.base_url): Drain(d.drained_by, d.drained_at.timestamp())
+                      for d in await repo.drains()}
+        return build_snapshot(generation, rows, self.file_configs, self._secrets, fallback_rows,
+                              drains=drains)
 
     def initial(self) -> ConfigSnapshot:
         """What a worker serves before its first load: the config.toml sections."""

@@ -31,6 +31,8 @@ class VendorOut(BaseModel):
     # reasoning_effort values we send: [] never sent, null passed through unchecked.
     reasoning_effort: list[str] | None
     detected_by: DetectionOut
+    # The console's preset: where a new configuration of this vendor starts ("" for none).
+    base_url: str
 
 
 class VendorList(BaseModel):
@@ -42,7 +44,7 @@ def vendor_out(row: Dialect) -> VendorOut:
     return VendorOut(
         name=row.name, display_name=row.label, thinking_switch=row.thinking_switch,
         reasoning_effort=None if efforts is None else list(efforts),
-        detected_by=DetectionOut(**row.detection()))
+        detected_by=DetectionOut(**row.detection()), base_url=row.base_url)
 
 
 # Built once: the rows are immutable for the life of the process.

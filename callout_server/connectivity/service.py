@@ -1,5 +1,13 @@
-"""`ConnectionTester`: one small real request to every endpoint of a stored configuration
-(active or not), all at once: the base URL and each replica of its pool."""
+"""`ConnectionTester`: one small real request to every endpoint of a configuration, all at
+once: the base URL and each replica of its pool.
+
+    await tester.test(config_id)        # a stored configuration (active or not)
+    await tester.test_draft(draft)      # the form's values before they are saved
+
+A draft may lean on a stored configuration's key (`config_id`, no `api_key`): only while
+every URL it names has the origin that key was saved for (`resolve_key`), the rule saving
+follows; a key never reaches a host it was not given for.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +17,11 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from callout_server.config.errors import ApiKeyRequired
 from callout_server.config.schemas import (
+    CALL_FIELDS,
     ConnectionCheck,
+    ConnectionDraft,
     ConnectionTestResult,
     EndpointTestResult,
 )
@@ -26,6 +37,7 @@ from callout_server.llm import (
     LLMRequest,
     effective_thinking,
     mask_url,
+    same_origin,
 )
 
 TEST_PROMPT = "ping"
@@ -33,6 +45,26 @@ TEST_PROMPT = "ping"
 # thinking on, room for a reasoning preamble. Never more than the operator's max_tokens.
 ANSWER_CAP = 16
 THINKING_CAP = 512
+DRAFT_TIMEOUT_S = 15.0
+
+
+async def resolve_key(configs: ConfigService, config_id: int | None, api_key: str | None,
+                      urls: list[str]) -> str:
+    """The key a form's request is sent with: the one typed (`""`: none); else, editing a
+    stored configuration, its stored key when every URL keeps that key's origin (base URL
+    or a replica's); else none for a new one. A moved host without a key typed is a 422
+    `api_key_required`, as saving would be."""
+    if api_key is not None:
+        return api_key
+    if config_id is None:
+        return ""
+    stored = await configs.resolve(config_id)
+    if not stored.api_key:
+        return ""
+    known = [stored.base_url, *(e.base_url for e in stored.endpoints)]
+    if all(any(same_origin(u, k) for k in known) for u in urls):
+        return stored.api_key
+    raise ApiKeyRequired()
 
 
 class ConnectionTester:
@@ -44,7 +76,18 @@ class ConnectionTester:
         self._thinking_defaults = thinking_defaults
 
     async def test(self, config_id: int) -> ConnectionTestResult:
-        cfg = await self._configs.resolve(config_id)
+        return await self._run(await self._configs.resolve(config_id))
+
+    async def test_draft(self, draft: ConnectionDraft) -> ConnectionTestResult:
+        key = await resolve_key(self._configs, draft.config_id, draft.api_key,
+                                [draft.base_url, *(e.base_url for e in draft.endpoints)])
+        values = draft.model_dump(include=set(CALL_FIELDS))
+        cfg = LLMConfig(tier=draft.tier, api_key=key, id=None, source="db", **values)
+        # An unsaved form may name any host: the test is bounded however long its timeout.
+        return await self._run(dataclasses.replace(cfg, timeout_s=min(cfg.timeout_s,
+                                                                      DRAFT_TIMEOUT_S)))
+
+    async def _run(self, cfg: LLMConfig) -> ConnectionTestResult:
         request = LLMRequest(messages=[{"role": "user", "content": TEST_PROMPT}],
                              default_thinking=self._thinking_defaults.get(cfg.tier))
         thinking = effective_thinking(cfg, request)

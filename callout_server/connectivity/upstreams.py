@@ -1,9 +1,11 @@
 """`GET /api/admin/upstreams`: this worker's view of every endpoint it calls or may call.
 
 The pools' live state (callout_server.upstream, in memory) for the active configurations,
-their fallbacks and anything else called since start, named with the configuration's tier
-and name from the snapshot. No database read. An endpoint keeps its last error as a
-`Diagnostic` (code and numbers); it is worded here, in the reader's language.
+their fallbacks and anything else called since start, each named with its configuration's
+name and tier, and its role in the serving routes (active, fallback, or none: called earlier,
+a config.toml section no longer serving, an evaluated candidate). No database read. An
+endpoint keeps its last error as a `Diagnostic` (code and numbers); it is worded here, in the
+reader's language.
 """
 
 from __future__ import annotations
@@ -28,10 +30,22 @@ class UpstreamOut(BaseModel):
     weight: float
     state: str  # healthy | cooling_down | probing
     in_flight: int
-    latency_ms: float | None  # peak-EWMA, null before the first answer
+    # The balancer's peak-EWMA: decays toward 0 while idle; null before the first answer.
+    latency_ms: float | None
+    # What was observed: the latest answer's latency, the median of the last 50, and when.
+    last_latency_ms: float | None
+    median_latency_ms: float | None
+    last_answered_at: str | None
     error_rate: float  # share of failed requests among the recent ones
     cooldown_until: str | None
     last_error: dict[str, Any] | None  # worded in the reader's language
+    # Taken out of service by hand (POST /api/admin/upstreams/drain): no new request goes here.
+    drained: bool = False
+    drained_by: str | None = None
+    drained_at: str | None = None
+
+
+TIER_ORDER = {"nlu": 0, "chat": 1, "script": 2}
 
 
 class UpstreamList(BaseModel):
@@ -45,22 +59,21 @@ class UpstreamHealth:
 
     def items(self) -> UpstreamList:
         routes = self._store.current.routes()
-        named: dict[str, tuple[str, str, str]] = {}
+        roles: dict[str, str] = {}
         for route in routes:
             for i, cfg in enumerate(route.chain):
-                role = "active" if i == 0 else "fallback"
-                if config_key(cfg) not in named or role == "active":
-                    named[config_key(cfg)] = (cfg.name, cfg.tier, role)
+                if config_key(cfg) not in roles or i == 0:
+                    roles[config_key(cfg)] = "active" if i == 0 else "fallback"
         items = []
         locale = current()
         for view in self._upstreams.views(routes):
-            name, tier, role = named.get(view["config"], (None, None, None))
-            until, error = view["cooldown_until"], view["last_error"]
+            times = {k: _iso(view[k]) for k in ("cooldown_until", "last_answered_at", "drained_at")}
+            error = view["last_error"]
             items.append(UpstreamOut(
-                **view | {"cooldown_until": _iso(until),
-                          "last_error": error.to_dict(locale) if error else None},
-                config_name=name, tier=tier, role=role))
-        items.sort(key=lambda i: (i.role is None, i.tier or "", i.role != "active", i.config))
+                **view | times | {"last_error": error.to_dict(locale) if error else None},
+                role=roles.get(view["config"])))
+        items.sort(key=lambda i: (i.role is None, TIER_ORDER.get(i.tier or "", 9),
+                                  i.role != "active", i.config, i.base_url))
         return UpstreamList(items=items)
 
 

@@ -132,8 +132,16 @@ async def responses_api(request: web.Request) -> web.StreamResponse:
     return await _generate(request, "responses")
 
 
+# Served by every persona: the shipped config.toml's models.
+SERVED_MODELS = ("qwen3.5-2b", "qwen3.6-27b-fp8")
+
+
 async def models(request: web.Request) -> web.Response:
-    return _json({"object": "list", "data": []})
+    """The OpenAI model list: the shipped models and every model a script was added for."""
+    names = {*SERVED_MODELS, *(s.model for s in request.app[BOOK].all() if s.model)}
+    return _json({"object": "list", "data": [
+        {"id": name, "object": "model", "created": 0, "owned_by": "callout-emulator"}
+        for name in sorted(names)]})
 
 
 # --- control API --------------------------------------------------------------------------

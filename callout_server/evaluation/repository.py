@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, insert, or_, select, update
+from sqlalchemy import delete, func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from callout_server.calllog.models import NluCallInput
@@ -22,6 +22,14 @@ async def recent_input_ids(s: AsyncSession, *, since: datetime | None, node_id: 
     if node_id is not None:
         q = q.where(NluCallInput.node_id == node_id)
     return list((await s.scalars(q)).all())
+
+
+async def recorded_nodes(s: AsyncSession, *, limit: int) -> list[tuple[str, int]]:
+    """The nodes recorded NLU calls can be replayed for, busiest first, with their counts."""
+    q = (select(NluCallInput.node_id, func.count()).where(NluCallInput.node_id.is_not(None))
+         .group_by(NluCallInput.node_id).order_by(func.count().desc(), NluCallInput.node_id)
+         .limit(limit))
+    return [(node, int(n)) for node, n in (await s.execute(q)).all()]
 
 
 async def inputs(s: AsyncSession, ids: Sequence[int]) -> list[Any]:

@@ -19,6 +19,7 @@ from callout_server.evaluation.schemas import (
     EvaluationCreate,
     EvaluationList,
     EvaluationOut,
+    RecordedNodes,
     Started,
 )
 from callout_server.evaluation.service import EvaluationService
@@ -46,6 +47,12 @@ async def start_evaluation(body: EvaluationCreate, who: Operator,
 async def list_evaluations(_: Viewer, evaluations: Evaluations,
                            limit: PageLimit = 50) -> EvaluationList:
     return await evaluations.list(limit)
+
+
+@router.get("/nodes", response_model=RecordedNodes, responses={**_AUTH, 503: _ERR})
+async def recorded_nodes(_: Viewer, evaluations: Evaluations) -> RecordedNodes:
+    """The nodes whose recorded calls can be replayed, busiest first (up to 200)."""
+    return await evaluations.nodes()
 
 
 @router.get("/{evaluation_id}", response_model=EvaluationOut,

@@ -54,3 +54,12 @@ class EvaluationList(BaseModel):
 class DisagreementPage(BaseModel):
     items: list[dict[str, Any]]
     next_after: int | None
+
+
+class RecordedNode(BaseModel):
+    node_id: str
+    calls: int  # recorded NLU calls kept for replay
+
+
+class RecordedNodes(BaseModel):
+    items: list[RecordedNode]

@@ -47,6 +47,8 @@ from callout_server.evaluation.schemas import (
     EvaluationList,
     EvaluationOut,
     Progress,
+    RecordedNode,
+    RecordedNodes,
     Started,
 )
 from callout_server.evaluation.summary import summarize
@@ -224,6 +226,12 @@ class EvaluationService:
                 record(s, actor, "evaluation.cancel", target=f"evaluation:{evaluation_id}")
 
     # -- reads -----------------------------------------------------------------------------
+
+    async def nodes(self, limit: int = 200) -> RecordedNodes:
+        """The nodes with recorded calls to replay (the start form's node choice)."""
+        async with self._session() as s:
+            rows = await repository.recorded_nodes(s, limit=limit)
+        return RecordedNodes(items=[RecordedNode(node_id=n, calls=c) for n, c in rows])
 
     async def list(self, limit: int = 50) -> EvaluationList:
         async with self._session() as s:

@@ -68,6 +68,8 @@ MESSAGES: dict[str, tuple[str, str]] = {
                              "the database is unavailable; try again shortly"),
     # -- model configurations -------------------------------------------------------------
     "config_not_found": ("模型配置 {config_id} 不存在", "model configuration {config_id} not found"),
+    "endpoint_not_found": ("配置 {config} 的端点中没有 {base_url}",
+                           "configuration {config} has no endpoint {base_url}"),
     "version_conflict": (
         "模型配置 {config_id} 已被他人修改（你提交的版本是 {sent}，当前版本是 {current}），"
         "请重新加载后再修改",

@@ -80,6 +80,10 @@ class Dialect:
     # inline in the answer text as <think>…</think> (no reasoning parser on the server).
     reasoning_fields: tuple[str, ...] = ("reasoning_content",)
     inline_think: bool = False
+    # The base URL a new configuration starts from when the operator picks this vendor (the
+    # console's presets): the vendor's documented OpenAI-compatible root, or a self-hosted
+    # server's default local port. Hosted ones are detected back as this row.
+    base_url: str = ""
 
     @property
     def label(self) -> str:
@@ -170,15 +174,17 @@ _OPENAI_LIKE: dict[str, Any] = {
 # Row order is detection order: specific hosts first, heuristics (port, "ollama", "gpustack")
 # after, the generic self-hosted fallback last.
 _ROWS: tuple[Dialect, ...] = (
-    Dialect(name="openai", display_name="OpenAI", hosts=("api.openai.com",), **_OPENAI_LIKE),
+    Dialect(name="openai", display_name="OpenAI", hosts=("api.openai.com",),
+            base_url="https://api.openai.com/v1", **_OPENAI_LIKE),
     Dialect(name="azure", display_name="Azure OpenAI", hosts=("*.openai.azure.com",),
-            **_OPENAI_LIKE),
+            base_url="https://RESOURCE.openai.azure.com/openai/v1", **_OPENAI_LIKE),
     # DeepSeek: effort only in thinking mode; minimal→low, medium/xhigh→high server-side.
     # chat_template_kwargs dropped (design decision, spec step 4).
     _thinking_type(
         name="deepseek",
         display_name="DeepSeek",
         hosts=("api.deepseek.com",),
+        base_url="https://api.deepseek.com/v1",
         default_thinking=True,  # V4 models think by default
         effort_values=("minimal", "low", "medium", "high", "xhigh", "max"),
         refused_keys=frozenset({"chat_template_kwargs"}),
@@ -189,25 +195,31 @@ _ROWS: tuple[Dialect, ...] = (
         name="dashscope",
         display_name="Alibaba DashScope (Model Studio)",
         hosts=("dashscope*.aliyuncs.com",),
+        base_url="https://dashscope.aliyuncs.com/compatible-mode/v1",
         off_unless_streaming=True,
     ),
     _enable_thinking(
-        name="siliconflow", display_name="SiliconFlow", hosts=("api.siliconflow.*",)),
+        name="siliconflow", display_name="SiliconFlow", hosts=("api.siliconflow.*",),
+        base_url="https://api.siliconflow.cn/v1"),
     # Zhipu: default enabled (omitting the key is not off); GLM-Z1 puts <think> in content.
     _thinking_type(
         name="zai",
         display_name="Zhipu / Z.AI (GLM)",
         hosts=("api.z.ai", "open.bigmodel.cn"),
+        base_url="https://open.bigmodel.cn/api/paas/v4",
         default_thinking=True,
         inline_think=True,
     ),
     _thinking_type(
-        name="kimi", display_name="Moonshot Kimi", hosts=("api.moonshot.*", "api.kimi.com")),
-    _thinking_type(name="ark", display_name="Volcengine Ark (Doubao)", hosts=("*.volces.com",)),
+        name="kimi", display_name="Moonshot Kimi", hosts=("api.moonshot.*", "api.kimi.com"),
+        base_url="https://api.moonshot.cn/v1"),
+    _thinking_type(name="ark", display_name="Volcengine Ark (Doubao)", hosts=("*.volces.com",),
+                   base_url="https://ark.cn-beijing.volces.com/api/v3"),
     Dialect(
         name="openrouter",
         display_name="OpenRouter",
         hosts=("openrouter.ai",),
+        base_url="https://openrouter.ai/api/v1",
         thinking_off=Setting("reasoning.effort", "none"),
         thinking_on=Setting("reasoning.enabled", True),
         effort_path="reasoning.effort",
@@ -220,6 +232,7 @@ _ROWS: tuple[Dialect, ...] = (
         name="gemini",
         display_name="Google Gemini (OpenAI-compatible)",
         hosts=("generativelanguage.googleapis.com",),
+        base_url="https://generativelanguage.googleapis.com/v1beta/openai",
         thinking_off=Setting("reasoning_effort", "none"),
         default_thinking=True,
         effort_values=("none", "low", "medium", "high"),
@@ -230,6 +243,7 @@ _ROWS: tuple[Dialect, ...] = (
         name="anthropic",
         display_name="Anthropic (OpenAI SDK compatibility)",
         hosts=("api.anthropic.com",),
+        base_url="https://api.anthropic.com/v1",
         control="none",
         default_thinking=False,
         effort_path=None,
@@ -240,6 +254,7 @@ _ROWS: tuple[Dialect, ...] = (
         name="huggingface",
         display_name="Hugging Face router",
         hosts=("router.huggingface.co",),
+        base_url="https://router.huggingface.co/v1",
         control="none",
         reasoning_fields=("reasoning_content", "reasoning"),
         inline_think=True,
@@ -252,16 +267,19 @@ _ROWS: tuple[Dialect, ...] = (
         display_name="Ollama",
         ports=(11434,),
         host_contains=("ollama",),
+        base_url="http://127.0.0.1:11434/v1",
         thinking_off=Setting("reasoning_effort", "none"),
         default_thinking=True,
         effort_values=("none", "low", "medium", "high"),
         reasoning_fields=("reasoning",),
         inline_think=True,
     ),
-    _self_hosted("gpustack", "GPUStack", url_contains=("gpustack",)),
-    _self_hosted("vllm", "vLLM"),
-    _self_hosted("sglang", "SGLang"),
-    _self_hosted("llamacpp", "llama.cpp server"),
+    _self_hosted("gpustack", "GPUStack", url_contains=("gpustack",),
+                 base_url="http://gpustack.internal/v1"),
+    # The servers' own default ports on this host.
+    _self_hosted("vllm", "vLLM", base_url="http://127.0.0.1:8000/v1"),
+    _self_hosted("sglang", "SGLang", base_url="http://127.0.0.1:30000/v1"),
+    _self_hosted("llamacpp", "llama.cpp server", base_url="http://127.0.0.1:8080/v1"),
     # The fallback for any host not recognised above.
     _self_hosted("selfhosted", "Self-hosted OpenAI-compatible"),
 )

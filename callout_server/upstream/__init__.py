@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from callout_server.upstream.calls import Call
 from callout_server.upstream.deadline import Deadline
-from callout_server.upstream.endpoint import STATES, EndpointState, HealthPolicy, State
+from callout_server.upstream.endpoint import STATES, Drain, EndpointState, HealthPolicy, State
 from callout_server.upstream.registry import Upstreams, config_key
 from callout_server.upstream.report import CallReport
 from callout_server.upstream.route import Route, Served, UpstreamError
@@ -24,6 +24,7 @@ __all__ = [
     "Call",
     "CallReport",
     "Deadline",
+    "Drain",
     "EndpointState",
     "HealthPolicy",
     "PoolStream",

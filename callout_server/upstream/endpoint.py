@@ -9,11 +9,16 @@ What counts against an endpoint is `LLMCallError.endpoint_fault`: connect errors
 as its `Retry-After` asks); other faults after `failure_threshold` in a row. A probe is one
 real call; until it answers, no other traffic goes there. All in memory, per worker, like an
 outlier detector: no database, no lock (one event loop).
+
+Drained (by hand, `Upstreams.set_drains`): whatever its health, the endpoint takes no new
+request (`has_room` is False); requests in flight there finish. Ops take a node out so.
 """
 
 from __future__ import annotations
 
+import statistics
 import time
+from collections import deque
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -23,6 +28,17 @@ from callout_server.upstream.ewma import FailureShare, PeakEwma
 
 State = Literal["healthy", "cooling_down", "probing"]
 STATES: tuple[State, ...] = ("healthy", "cooling_down", "probing")
+# Answers whose latency ops read (the last one and the median): the peak-EWMA the balancer
+# weighs decays toward zero while an endpoint is idle, which is not what anyone observed.
+RECENT_ANSWERS = 50
+
+
+@dataclass(frozen=True, slots=True)
+class Drain:
+    """An endpoint taken out of service by hand: who did it, and when (epoch seconds)."""
+
+    by: str | None
+    at: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +80,9 @@ class EndpointState:
         self.cooldown_until = 0.0  # time.monotonic()
         self.probe_in_flight = False
         self.last_error: Diagnostic | None = None
+        self.drain: Drain | None = None
+        self._answers: deque[float] = deque(maxlen=RECENT_ANSWERS)  # seconds, newest last
+        self.last_answered_at: float | None = None  # time.time()
         labels = (config_key, self.shown_url)
         self._requests = metrics.REQUESTS.labels(*labels)
         self._latency = metrics.LATENCY.labels(*labels)
@@ -103,6 +122,9 @@ class EndpointState:
         return self.cooling and now >= self.cooldown_until and not self.probe_in_flight
 
     def has_room(self, max_in_flight: int | None) -> bool:
+        """Whether a new request may go here now (never while drained)."""
+        if self.drain is not None:
+            return False
         return max_in_flight is None or self.in_flight < max_in_flight
 
     def cost(self, now: float) -> float:
@@ -140,6 +162,8 @@ class EndpointState:
         """The endpoint answered (a usable answer, or a refusal that is the request's fault)."""
         self.latency.observe(latency_s, now)
         self._latency.observe(latency_s)
+        self._answers.append(latency_s)
+        self.last_answered_at = time.time()
         self.failure_share.add(False)
         self.consecutive_failures = 0
         self.hedge_losses = 0
@@ -197,18 +221,27 @@ class EndpointState:
         until = None
         if state == "cooling_down":
             until = time.time() + (self.cooldown_until - now)
+        answers = self._answers
         return {
             "config_id": self.config_id,
             "config": self.config_key,
+            "config_name": self.cfg.name if self.cfg is not None else None,
+            "tier": self.cfg.tier if self.cfg is not None else None,
             "base_url": self.shown_url,
             "weight": self.weight,
             "state": state,
             "in_flight": self.in_flight,
             "latency_ms": round(self.latency.current(now) * 1000, 1)
             if self.latency.sampled else None,
+            "last_latency_ms": round(answers[-1] * 1000, 1) if answers else None,
+            "median_latency_ms": round(statistics.median(answers) * 1000, 1) if answers else None,
+            "last_answered_at": self.last_answered_at,
             "error_rate": round(self.failure_share.value, 4),
             "cooldown_until": until,
             # Worded by the reader (connectivity/upstreams.py), in the reader's language: the
             # call that failed was somebody else's.
             "last_error": self.last_error,
+            "drained": self.drain is not None,
+            "drained_by": self.drain.by if self.drain else None,
+            "drained_at": self.drain.at if self.drain else None,
         }

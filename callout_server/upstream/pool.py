@@ -1,7 +1,7 @@
 """The endpoints of one configuration, and the choice among them.
 
 Power of two random choices: two distinct endpoints drawn at random (by weight) among those
-healthy and below `max_in_flight`, the one with the lower cost (peak-EWMA latency x
+healthy, not drained and below `max_in_flight`, the one with the lower cost (peak-EWMA latency x
 (in flight + 1) / weight) wins. Cheap (no sort, no scan of the whole pool's costs), and a
 replica that turns slow loses nearly every draw from its first slow answer on, with no error
 ever raised. An endpoint whose cool-down is over is handed the next call as its probe.
@@ -68,9 +68,10 @@ class Pool:
         return min(candidates, key=lambda ep: ep.cooldown_until, default=None)
 
     def full(self, exclude: Collection[EndpointState] = ()) -> bool:
-        """Some endpoint would take the call but for `max_in_flight`: a slot is worth a wait."""
-        return any(ep not in exclude and not ep.cooling and not ep.has_room(self.max_in_flight)
-                   for ep in self.endpoints)
+        """Some endpoint would take the call but for `max_in_flight`: a slot is worth a wait
+        (a drained one frees none)."""
+        return any(ep not in exclude and not ep.cooling and ep.drain is None
+                   and not ep.has_room(self.max_in_flight) for ep in self.endpoints)
 
     async def wait_for_slot(self, timeout_s: float) -> bool:
         if timeout_s <= 0:

@@ -16,13 +16,13 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from callout_server.llm import Completion, LLMClient, LLMConfig, LLMRequest
 from callout_server.upstream.calls import Call
 from callout_server.upstream.deadline import Deadline
-from callout_server.upstream.endpoint import EndpointState, HealthPolicy
+from callout_server.upstream.endpoint import Drain, EndpointState, HealthPolicy
 from callout_server.upstream.pool import Pool, pool_urls
 from callout_server.upstream.route import Route, Served
 from callout_server.upstream.streams import PoolStream
@@ -41,6 +41,8 @@ class Upstreams:
         self._pools: dict[str, Pool] = {}
         self._states: dict[tuple[str, str], EndpointState] = {}
         self._background: set[asyncio.Future[Any]] = set()
+        # (config key, shown URL) -> Drain: endpoints taken out of service by hand.
+        self._drains: Mapping[tuple[str, str], Drain] = {}
 
     def __repr__(self) -> str:
         return f"<Upstreams pools={len(self._pools)}>"
@@ -65,6 +67,7 @@ class Upstreams:
             state = self._states.get((key, url.rstrip("/")))
             if state is None:
                 state = EndpointState(key, cfg.id, url, weight, self.policy)
+                state.drain = self._drains.get((key, state.shown_url))
                 self._states[(key, url.rstrip("/"))] = state
             state.base_url, state.weight = url, weight
             endpoints.append(state)
@@ -102,6 +105,14 @@ class Upstreams:
         its limits are each attempt's (first token, gaps, total)."""
         return PoolStream(self.call(route), req,
                           ttft_timeout_s=ttft_timeout_s, read_timeout_s=read_timeout_s)
+
+    def set_drains(self, drains: Mapping[tuple[str, str], Drain]) -> None:
+        """The endpoints taken out of service by hand, keyed by (config key, URL as shown):
+        every endpoint named takes no new request from now on, the others take traffic
+        again. Called with each configuration snapshot (the drains travel with it)."""
+        self._drains = dict(drains)
+        for state in self._states.values():
+            state.drain = self._drains.get((state.config_key, state.shown_url))
 
     # -- what ops see --------------------------------------------------------------------
     def views(self, routes: Iterable[Route | LLMConfig] = ()) -> list[dict[str, Any]]:

@@ -1,9 +1,9 @@
 """Browser-test fixtures: Debian's Chromium driven by Playwright, against real server processes.
 
-    chromium          (session)  a headless Chromium (/usr/bin/chromium; never downloaded)
-    fake_server       (session)  base URL of tests/browser/fake_backend.py in a uvicorn subprocess
-    console_server    (module)   base URL of the real callout-server (PostgreSQL `pg_url`,
-                                 model tiers pointed at the vendor `emulator`)
+    chromium          (package)  a headless Chromium (/usr/bin/chromium; never downloaded)
+    console_server    (module)   base URL of the real callout-server (`callout-server serve`
+                                 on PostgreSQL `pg_url`, model tiers on the vendor `emulator`,
+                                 tables emptied first); its log in test-artifacts/logs/
     page              (function) a fresh browser context + page (1280x720, zh-CN); console
                                  errors and page errors collected on `page.errors`
     shot(page, name)             writes test-artifacts/screenshots/<name>.png
@@ -15,17 +15,13 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import os
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
+
+from tests.fixtures.app import ServerProcess
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOT_DIR = REPO_ROOT / "test-artifacts" / "screenshots"
@@ -37,49 +33,13 @@ ADMIN_PASSWORD = "admin-pass-123"
 VIEWPORT = {"width": 1280, "height": 720}
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _start_uvicorn(target: str, env: dict[str, str], *, factory: bool, log: Path) -> tuple[subprocess.Popen[bytes], str]:
-    port = free_port()
-    cmd = [sys.executable, "-m", "uvicorn", target, "--host", "127.0.0.1", "--port", str(port),
-           "--log-level", "warning"]
-    if factory:
-        cmd.insert(4, "--factory")
-    log.parent.mkdir(parents=True, exist_ok=True)
-    out = log.open("wb")
-    proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"server exited with {proc.returncode}; see {log}:\n{log.read_text()[-3000:]}")
-        try:
-            if httpx.get(f"{base}/admin", timeout=1.0).status_code < 500:
-                return proc, base
-        except httpx.TransportError:
-            pass
-        time.sleep(0.1)
-    proc.kill()
-    raise RuntimeError(f"server did not come up on {base}; see {log}")
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(timeout=5)
-
-
 # Package scope: Playwright's sync API keeps an event loop running on the main thread while
 # it is open, which would break every asyncio test collected after the browser tests.
 @pytest.fixture(scope="package")
-def chromium() -> Iterator[Any]:
+def chromium(pg_url: str, emulator: Any) -> Iterator[Any]:
+    # Every browser test drives the real server, which needs the test database and the
+    # emulator: set up here, before the browser, since an async fixture cannot start once
+    # Playwright's event loop runs on this thread.
     if not Path(CHROMIUM).exists():
         pytest.skip(f"{CHROMIUM} is not installed (apt-get install chromium); browsers are never downloaded")
     from playwright.sync_api import sync_playwright
@@ -92,20 +52,10 @@ def chromium() -> Iterator[Any]:
             browser.close()
 
 
-@pytest.fixture(scope="session")
-def fake_server() -> Iterator[str]:
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "CALLOUT_ADMIN_UI_DIR": str(REPO_ROOT / "admin_ui")}
-    proc, base = _start_uvicorn("tests.browser.fake_backend:app", env, factory=False,
-                                log=REPO_ROOT / "test-artifacts" / "logs" / "fake-backend.log")
-    try:
-        yield base
-    finally:
-        _stop(proc)
-
-
 @pytest.fixture(scope="module")
-def console_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The real app (`callout_server.app:create_app`, console mounted) on PostgreSQL + the emulator."""
+def console_server(request: pytest.FixtureRequest) -> Iterator[str]:
+    """The real server (`callout-server serve`, tests.fixtures.app.ServerProcess) on the
+    test database, emptied first, with every model tier pointed at the vendor emulator."""
     from tests.fixtures.database import reset_tables, test_env
 
     pg_url = request.getfixturevalue("pg_url")
@@ -114,17 +64,16 @@ def console_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.Temp
     # event loop is running on this one.
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         pool.submit(asyncio.run, reset_tables(pg_url)).result()
-    env = {**os.environ, **test_env(pg_url, None, "callout-browser"), "PYTHONUNBUFFERED": "1",
+    env = {**test_env(pg_url, None, "callout-browser"),
            "CALLOUT_ADMIN_UI_DIR": str(REPO_ROOT / "admin_ui")}
-    env.pop("CALLOUT_REDIS_URL", None)
     for tier in ("NLU", "CHAT", "SCRIPT"):
         env[f"CALLOUT_{tier}_BASE_URL"] = emulator.base_url("vllm")
-    proc, base = _start_uvicorn("tests.browser.server_app:create_app", env, factory=True,
-                                log=REPO_ROOT / "test-artifacts" / "logs" / "console-server.log")
+    name = request.module.__name__.rsplit(".", 1)[-1]
+    server = ServerProcess(env, REPO_ROOT / "test-artifacts" / "logs" / f"{name}.log", name)
     try:
-        yield base
+        yield server.wait_ready_sync().url
     finally:
-        _stop(proc)
+        server.stop()
 
 
 @pytest.fixture
@@ -146,7 +95,16 @@ def shot(page: Any, name: str, *, full_page: bool = False) -> Path:
     SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
     path = SCREENSHOT_DIR / f"{name}.png"
     page.wait_for_timeout(150)  # let transitions settle
+    if full_page:
+        # A whole-page picture is stitched from the top down: the sticky top bar and sidebar
+        # would be drawn across the middle of it. Unstick them for the picture (CSSOM, which
+        # the console's CSP allows), then put them back.
+        page.evaluate("""() => document.querySelectorAll('.topbar, .sidebar')
+            .forEach((el) => { el.style.position = 'static'; })""")
     page.screenshot(path=str(path), full_page=full_page)
+    if full_page:
+        page.evaluate("""() => document.querySelectorAll('.topbar, .sidebar')
+            .forEach((el) => { el.style.position = ''; })""")
     return path
 
 
@@ -164,18 +122,3 @@ def login(page: Any, base: str, *, user: str = ADMIN_USER, password: str = ADMIN
     page.get_by_label("密码").fill(password)
     page.get_by_role("button", name="登录").click()
     page.wait_for_url(f"**#{route}")
-
-
-def api_status(base: str, method: str, path: str, **kw: Any) -> int:
-    """Status of a bare request (no credentials): 404 means the route does not exist yet."""
-    try:
-        return httpx.request(method, f"{base}{path}", timeout=10, **kw).status_code
-    except httpx.TransportError:
-        return 0
-
-
-def require_route(base: str, method: str, path: str, what: str, **kw: Any) -> None:
-    """Skip (naming the missing backend piece) when the route answers 404 / 405."""
-    status = api_status(base, method, path, **kw)
-    if status in (404, 405):
-        pytest.skip(f"backend not there yet: {method} {path} answers {status} ({what})")

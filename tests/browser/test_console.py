@@ -1,7 +1,6 @@
 """The console in Chromium against the real callout-server (PostgreSQL + the vendor emulator).
 
-Tests that need a backend piece check for its route at run time and skip, naming it, while
-it answers 404; they turn on by themselves when the piece lands. Screenshots of each page go
+Screenshots of each page go
 to test-artifacts/screenshots/real-*.png.
 """
 
@@ -12,12 +11,13 @@ import re
 import socket
 import time
 from typing import Any
+from urllib.parse import urlparse
 
 import httpx
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import SCREENSHOT_DIR, config_row, login, require_route, shot
+from tests.browser.conftest import SCREENSHOT_DIR, config_row, login, shot
 from tests.fixtures.database import ADMIN_HEADERS, SERVICE_HEADERS, llm_config_body
 
 KEY = "sk-7f3a1234567890abcd"
@@ -40,10 +40,13 @@ def active_config(base: str, emulator: Any, tier: str, model: str, **fields: Any
 def test_console_page_and_assets(console_server: str) -> None:
     r = httpx.get(f"{console_server}/admin")
     assert r.status_code == 200 and "text/html" in r.headers["content-type"]
-    assert "default-src 'self'" in r.headers["content-security-policy"]
+    csp = r.headers["content-security-policy"]
+    assert "default-src 'self'" in csp and "script-src 'self'" in csp
     assert r.headers["x-frame-options"] == "DENY" and r.headers["referrer-policy"] == "no-referrer"
     assert httpx.get(f"{console_server}/admin/").status_code == 200
-    for asset in re.findall(r'(?:src|href)="(/admin/static/[^"?]+)', r.text):
+    assets = re.findall(r'(?:src|href)="(/admin/static/[^"]+)"', r.text)
+    assert assets and all("?v=" in a for a in assets), assets  # a new deploy busts the cache
+    for asset in assets:
         assert httpx.get(f"{console_server}{asset}").status_code == 200, asset
 
 
@@ -68,7 +71,6 @@ def test_every_page_but_login_needs_a_session(page: Any, console_server: str, ro
 
 
 def test_login_and_logout(page: Any, console_server: str) -> None:
-    require_route(console_server, "POST", "/api/auth/login", "console login", json={"username": "x", "password": "y"})
     page.goto(f"{console_server}/admin#/ai/models")
     page.get_by_label("用户名").fill("admin")
     page.get_by_label("密码").fill("wrong-password")
@@ -84,8 +86,6 @@ def test_login_and_logout(page: Any, console_server: str) -> None:
 
 
 def test_models_create_edit_conflict_and_test_connection(page: Any, console_server: str, emulator: Any) -> None:
-    require_route(console_server, "POST", "/api/auth/login", "console login", json={"username": "x", "password": "y"})
-    require_route(console_server, "GET", "/api/admin/llm-configs", "model configuration admin API")
     sent: list[dict[str, Any]] = []
     page.on("request", lambda r: sent.append(json.loads(r.post_data or "{}"))
             if r.method == "PUT" and "/api/admin/llm-configs/" in r.url else None)
@@ -168,8 +168,6 @@ def test_models_create_edit_conflict_and_test_connection(page: Any, console_serv
 
 def test_moving_a_keyed_config_to_another_host_asks_for_the_key(page: Any, console_server: str,
                                                                emulator: Any) -> None:
-    require_route(console_server, "POST", "/api/auth/login", "console login", json={"username": "x", "password": "y"})
-    require_route(console_server, "GET", "/api/admin/llm-configs", "model configuration admin API")
     sent: list[dict[str, Any]] = []
     page.on("request", lambda r: sent.append(json.loads(r.post_data or "{}"))
             if r.method == "PUT" and "/api/admin/llm-configs/" in r.url else None)
@@ -222,10 +220,6 @@ def test_moving_a_keyed_config_to_another_host_asks_for_the_key(page: Any, conso
 
 
 def test_truncation_diagnostic_with_advice(page: Any, console_server: str, emulator: Any) -> None:
-    require_route(console_server, "POST", "/api/auth/login", "console login", json={"username": "x", "password": "y"})
-    require_route(console_server, "GET", "/api/admin/llm-configs", "model configuration admin API")
-    require_route(console_server, "POST", "/api/nlu/decide", "NLU tier", json={})
-    require_route(console_server, "GET", "/api/admin/diagnostics", "diagnostics API")
     model = emulator.unique_model("qwen3-8b")  # a thinking family: reasoning spends the whole budget
     emulator.script_sync(model, {"reasoning_tokens": 4000, "content": '{"intent": "agree"}'})
     active_config(console_server, emulator, "nlu", model, max_tokens=32, enable_thinking=True)
@@ -249,24 +243,26 @@ def test_truncation_diagnostic_with_advice(page: Any, console_server: str, emula
     trunc.locator("button.link-btn").click()
     detail = page.get_by_test_id("diag-detail")
     detail.get_by_test_id("diag-advice").wait_for()
-    assert "max_tokens" in detail.inner_text() and "reasoning_tokens" in detail.inner_text()
+    text = detail.inner_text()
+    assert "max_tokens" in text and "思考 token 数" in text and "尝试次数" in text
+    # Chinese details: labels, not wire keys; "—", not null / false / []
+    for raw in ("finish_reason", "attempts", "reasoning_tokens", "null", "false", "[]"):
+        assert raw not in text, (raw, text)
     shot(page, "real-03-diagnostics")
     assert not page.errors, page.errors
 
 
 def test_playground_nlu_and_streamed_chat_with_cancel(page: Any, console_server: str, emulator: Any) -> None:
-    require_route(console_server, "POST", "/api/auth/login", "console login", json={"username": "x", "password": "y"})
-    require_route(console_server, "GET", "/api/admin/llm-configs", "model configuration admin API")
-    require_route(console_server, "POST", "/api/nlu/decide", "NLU tier", json={})
-    require_route(console_server, "POST", "/api/chat/sessions", "chat tier", json={})
     nlu_model = emulator.unique_model("qwen3.5-2b")
     emulator.script_sync(nlu_model, {"content": '{"intent": "agree", "confidence": 0.9, "slots": {"time": "明天下午三点以后"}}'})
     active_config(console_server, emulator, "nlu", nlu_model)
     chat_model = emulator.unique_model("qwen3.5-2b")
     long_text = "".join(f"这是第{i}句话，用来测试打断。" for i in range(1, 40))
-    emulator.script_sync(chat_model, {"content": long_text, "token_delay_ms": 120})
+    emulator.script_sync(chat_model, {"content": long_text, "token_delay_ms": 120}, times=1)
     active_config(console_server, emulator, "chat", chat_model, max_tokens=2000)
 
+    requests: list[str] = []
+    page.on("request", lambda r: requests.append(r.url))
     login(page, console_server, route="/ai/playground")
     page.get_by_role("button", name="识别").click()
     out = page.get_by_test_id("nlu-json")
@@ -285,13 +281,42 @@ def test_playground_nlu_and_streamed_chat_with_cancel(page: Any, console_server:
     end.wait_for(timeout=15_000)
     assert end.get_attribute("data-reason") == "cancelled"
     shot(page, "real-04-playground-chat")
+    # The next turn runs to its end (the emulator's stock reply).
+    page.get_by_label("你的消息").fill("好的")
+    page.get_by_role("button", name="发送").click()
+    page.get_by_test_id("turn-end").nth(1).wait_for(timeout=30_000)
+    assert page.get_by_test_id("turn-end").nth(1).get_attribute("data-reason") == "completed"
+
+    # Script generation streams in with its progress (config.toml's script tier on the emulator).
+    page.get_by_role("tab", name="话术生成").click()
+    page.get_by_role("button", name="生成话术").click()
+    page.get_by_test_id("script-progress").filter(has_text="完成").wait_for(timeout=60_000)
+    assert "【" in page.get_by_test_id("script-output").inner_text()
+    shot(page, "real-04-playground-script")
+    # The script was kept as a draft: one click to read (and edit) it.
+    page.get_by_test_id("script-draft").get_by_role("link", name="查看草稿").click()
+    page.wait_for_url("**#/ai/scripts?id=*")
+    expect(page.get_by_test_id("draft-script")).to_contain_text("【")
+
+    # The chat card counts the barge-in apart, with time to first token beside the latency.
+    with admin(console_server) as api:
+        for _ in range(100):
+            if len(api.get("/api/admin/diagnostics", params={"tier": "chat"}).json()["items"]) >= 2:
+                break
+            time.sleep(0.1)
+    page.goto(f"{console_server}/admin#/ai/diagnostics")
+    chat = page.get_by_test_id("diag-summary").locator("[data-tier=chat]")
+    expect(chat.get_by_test_id("summary-cancelled")).to_have_text("其中 1 次被打断")
+    expect(chat.get_by_test_id("summary-latency")).to_contain_text("不含被打断")
+    expect(chat.get_by_test_id("summary-ttft")).to_contain_text("首字延迟")
+    origin = urlparse(console_server).netloc
+    assert all(urlparse(u).netloc == origin for u in requests if u.startswith("http")), "nothing leaves the server"
     assert not page.errors, page.errors
 
 
 def test_console_details_for_a_first_time_operator(page: Any, console_server: str, emulator: Any) -> None:
     """Key hints that fit the case, no rollback of a creation, an empty result that says what
     comes, one date format, and a 1024 px laptop where nothing is squeezed or out of line."""
-    require_route(console_server, "GET", "/api/admin/llm-configs", "model configuration admin API")
     model = emulator.unique_model("qwen3.5-2b")
     emulator.script_sync(model, {"content": "好的，我明白您的意思了。我们会尽快安排专人跟进。"})
     name = f"details-{int(time.time() * 1000) % 100000}"

@@ -68,7 +68,11 @@ def start_from_row(page: Any, name: str, calls: str) -> None:
     row = config_row(page, name)
     row.get_by_role("button", name=f"用近期流量评估: {name}").click()
     dlg = page.get_by_test_id("eval-dialog")
-    dlg.get_by_label("节点").fill(NODE)
+    dlg.wait_for()
+    # The recorded nodes are offered, with their calls.
+    node = dlg.get_by_label("节点")
+    assert "所有节点" in node.inner_text() and f"{NODE}（6 通）" in node.inner_text()
+    node.select_option(NODE)
     dlg.get_by_label("通话数").fill(calls)
     dlg.get_by_role("button", name="开始评估").click()
     page.wait_for_url("**#/ai/evaluations?id=*")
@@ -111,6 +115,8 @@ def test_run_watch_read_cancel_and_list_an_evaluation(pg_url: str, console_serve
     chart = page.get_by_test_id("eval-latency-chart")
     assert "当时记录" in (chart.get_attribute("aria-label") or "")
     assert NODE in page.get_by_test_id("eval-nodes").inner_text()
+    # The header says how many calls the numbers stand on (not just the limit asked for).
+    expect(page.get_by_test_id("eval-replayed")).to_have_text("回放 6 通（上限 6）")
     shot(page, "real-05-evaluation-report", full_page=True)
 
     # a second one against a candidate that never answers: cancelled from the progress view
@@ -139,4 +145,23 @@ def test_run_watch_read_cancel_and_list_an_evaluation(pg_url: str, console_serve
     page.evaluate("window.scrollTo(0, 0)")
     shot(page, "real-05-evaluation-report-en")
     page.get_by_role("button", name="中文").click()
+    page.set_viewport_size({"width": 1280, "height": 720})
+
+    # From the page itself: a candidate among the inactive NLU configurations, a recorded node.
+    page.get_by_test_id("eval-new").click()
+    dlg = page.get_by_test_id("eval-dialog")
+    dlg.wait_for()  # opens once the candidates and the recorded nodes are read
+    candidates = dlg.get_by_label("候选配置").locator("option").all_inner_texts()
+    assert any(c.startswith("eval-candidate") for c in candidates) and not any("live-nlu" in c for c in candidates)
+    dlg.get_by_label("候选配置").select_option(label=next(c for c in candidates if c.startswith("eval-candidate")))
+    dlg.get_by_label("节点").select_option(NODE)
+    dlg.get_by_role("button", name="开始评估").click()
+    page.wait_for_url("**#/ai/evaluations?id=*")
+    page.get_by_test_id("eval-report").wait_for(timeout=30_000)
+    # ...and what the report is for, one step away: activate the candidate.
+    page.get_by_test_id("eval-activate").click()
+    page.locator("dialog[open]").get_by_role("button", name="确认").click()
+    expect(page.get_by_test_id("eval-detail")).to_contain_text("该候选已是生效配置")
+    with httpx.Client(base_url=console_server, headers=ADMIN_HEADERS, timeout=10) as c:
+        assert c.get("/api/admin/llm-active").json()["tiers"]["nlu"]["config"]["name"] == "eval-candidate"
     assert not page.errors, page.errors

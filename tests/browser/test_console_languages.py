@@ -25,8 +25,8 @@ import httpx
 from playwright.sync_api import expect
 
 from tests.browser.conftest import config_row, login, shot
-from tests.console_text import dictionaries
 from tests.fixtures.database import ADMIN_HEADERS, SERVICE_HEADERS, llm_config_body
+from tests.support.console_text import dictionaries
 
 HAN = re.compile("[\u4e00-\u9fff]")
 FIELD = re.compile(r"\{\w+\}")
@@ -344,3 +344,26 @@ def test_people_and_audit_pages_speak_one_language(page: Any, console_server: st
     shot(page, "tour-en-06-audit", full_page=True)
     page.get_by_role("button", name="中文").click()
     assert not page.errors, page.errors
+
+
+def test_every_message_renders_its_values_even_zero(page: Any, console_server: str) -> None:
+    """t(key, {field: 0}) for every message in both languages: 0 is a value, never the raw
+    {placeholder} (`输出 {completion} / 上限 300` was on screen for a 0)."""
+    keys = {lang: [[k, sorted(set(re.findall(r"\{(\w+)\}", v)))] for k, v in d.items()]
+            for lang, d in dictionaries().items()}
+    page.goto(f"{console_server}/admin")
+    bad = page.evaluate("""async (keys) => {
+      const m = await import("/admin/static/js/i18n.js");
+      const bad = [];
+      for (const lang of ["zh", "en"]) {
+        m.setLang(lang);
+        for (const [key, fields] of keys[lang]) {
+          const out = m.t(key, Object.fromEntries(fields.map((f) => [f, 0])));
+          if (/\\{\\w+\\}/.test(out) || (fields.length && !out.includes("0"))) bad.push(`${lang} ${key}: ${out}`);
+        }
+      }
+      m.setLang("zh");
+      return bad;
+    }""", keys)
+    assert bad == []
+    assert sum(len(f) > 0 for _, f in keys["zh"]) > 50  # the test reaches the messages with values

@@ -11,6 +11,7 @@ import * as people from "./pages/people.js";
 import * as audit from "./pages/audit.js";
 import { openPasswordDialog } from "./pages/password.js";
 import * as evaluations from "./pages/evaluations.js";
+import * as scripts from "./pages/scripts.js";
 
 const DEFAULT_ROUTE = "/ai/models";
 const ROUTES = {
@@ -21,6 +22,7 @@ const ROUTES = {
   "/admin/people": { page: people, title: "nav_people", need: "admin" },
   "/admin/audit": { page: audit, title: "nav_audit", need: "admin" },
   "/ai/evaluations": { page: evaluations, title: "nav_evaluations" },
+  "/ai/scripts": { page: scripts, title: "nav_scripts" },
 };
 
 export const session = { me: null };

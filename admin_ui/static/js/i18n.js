@@ -25,7 +25,7 @@ const zh = {
   enable_thinking: "思考模式", thinking_default: "层级默认", thinking_off: "关闭", thinking_on: "开启",
   reasoning_effort: "reasoning_effort", reasoning_default: "不设置", extra_params: "额外参数（JSON）",
   extra_params_hint: "最后合并进请求体；不能覆盖 model、messages/input、stream。",
-  is_active: "创建后立即生效", active: "生效中", inactive: "未生效", version: "版本",
+  is_active: "保存后立即启用，替换当前生效的配置", active: "生效中", inactive: "未生效", version: "版本",
   updated: "更新", actions: "操作", edit: "编辑", activate: "设为生效", delete: "删除",
   test: "测试连接", test_short: "测试", history: "修改历史", no_configs: "还没有数据库配置。新建一个，或继续使用配置文件。",
   key_none: "未设置", key_replace: "更换 Key", key_clear: "清除 Key", key_keep: "保持原 Key",
@@ -58,8 +58,8 @@ const zh = {
   apply: "查询", reset: "重置", export_csv: "导出 CSV", export_csv_hint: "按当前筛选导出（最多 10000 条，最新在前）", records: "记录", time: "时间", node_id: "节点",
   tokens: "Token 数", older: "加载更早的记录", no_records: "没有符合条件的记录。",
   end_of_records: "已到最早的记录。", record_detail: "记录详情 #{id}",
-  truncation_badge: "截断", finish_reason: "finish_reason", completion_tokens: "completion_tokens",
-  reasoning_tokens: "reasoning_tokens", prompt_tokens: "prompt_tokens", ttft_ms: "首字延迟",
+  truncation_badge: "截断", finish_reason: "结束原因", completion_tokens: "输出 token 数",
+  reasoning_tokens: "思考 token 数", prompt_tokens: "输入 token 数", ttft_ms: "首字延迟",
   config_id: "配置 ID", status: "状态", truncation_explain: "输出触顶 max_tokens：输出 {completion} / 上限 {max}，其中思考 {reasoning}。",
   // playground
   pg_title: "调试台", pg_intro: "用当前生效的配置试一试：NLU 决策、流式对话、话术生成。",
@@ -187,7 +187,7 @@ const zh = {
   eval_start: "开始评估", eval_starting: "正在开始…", eval_started: "评估 #{id} 已开始。",
   eval_no_traffic: "没有符合条件的已记录通话可回放（输入保留天数见配置项 nlu_inputs_days）。",
   eval_running_here: "此工作进程上已有评估 #{id} 在运行：等它结束或取消后再开始。", eval_open: "查看",
-  eval_past: "历史评估", eval_none: "还没有评估。在「模型配置」里从一个未生效的 NLU 配置开始。",
+  eval_past: "历史评估", eval_none: "还没有评估。点「新建评估」，或在「模型配置」里从一个未生效的 NLU 配置开始。",
   eval_candidate: "候选", eval_recorded: "当时记录", eval_progress: "进度",
   eval_intent_agreement: "意图一致率", eval_slot_agreement: "槽位一致率", eval_started_at: "开始时间", eval_by: "发起人",
   eval_heading: "评估 #{id}：{name}", eval_cancel: "取消评估", eval_cancelling: "正在取消…", eval_cancelled_toast: "已取消。",
@@ -199,6 +199,38 @@ const zh = {
   eval_by_node: "按节点", eval_disagreements: "不一致的通话", eval_more: "加载更多",
   eval_dis_count: "已显示 {n} 通不一致", eval_no_disagreements: "没有不一致的通话。",
   eval_nothing_replayed: "结束前没有回放完任何通话，没有可对比的结果。",
+  // round two (issue 28): drafts, deactivation, drains, presets, evaluation from its page
+  nav_scripts: "话术草稿", attempts: "尝试次数", record_source: "来源", record_source_live: "线上",
+  record_source_evaluation: "影子评估", record_source_playground: "调试台", generation: "配置代数",
+  drafts_title: "话术草稿", drafts_intro: "生成的话术都保存为草稿：在这里阅读、修改和删除。只读角色可以阅读，操作员可以修改。",
+  drafts_none: "还没有草稿。在「调试台」生成一段话术，或由外呼系统调用生成接口。", draft_title: "标题",
+  draft_script: "话术", draft_reasoning: "模型的思考过程", draft_show_reasoning: "显示思考过程（{n} 字）",
+  draft_chars: "{n} 字", draft_edit: "编辑草稿", draft_saved: "已保存草稿「{title}」（版本 {version}）。",
+  draft_deleted: "已删除草稿「{title}」。", confirm_delete_draft: "删除草稿「{title}」？此操作不可撤销。",
+  draft_conflict: "保存失败：有人在你之前修改了这个草稿（版本已变化）。重新加载后再修改。",
+  older_drafts: "加载更早的草稿", end_of_drafts: "已到最早的草稿。", draft_heading: "草稿 #{id}：{title}",
+  n_drafts: "共 {n} 条草稿", draft_saved_as: "已保存为草稿 #{id}", draft_open: "查看草稿", draft_pick: "选择一条草稿查看。",
+  draft_not_saved: "未保存为草稿：{reason}",
+  calls_cancelled: "其中 {n} 次被打断", latency_completed: "延迟（不含被打断）", latency_all: "延迟", ttft_short: "首字",
+  deactivate: "停用", deactivate_long: "停用，改用 config.toml",
+  confirm_deactivate: "停用「{name}」？{tier} 将改用 config.toml 中的配置。",
+  deactivated: "「{name}」已停用：{tier} 现在使用 config.toml。", act_config_deactivate: "停用模型配置",
+  vendor_preset_hint: "选择厂商会填入它的接口地址（可以再改）。", fetch_models: "获取模型列表", fetching_models: "正在获取…",
+  models_found: "该地址列出 {n} 个模型：从建议中选择", models_none: "该地址没有列出模型。", models_failed: "获取失败",
+  models_not_a_list: "该地址的模型列表接口没有返回模型列表：检查接口地址（通常以 /v1 结尾）。",
+  test_form: "用当前填写测试连接", test_form_title: "连接测试（按当前填写，尚未存储）",
+  latency_last: "最近一次", latency_median: "中位数", latency_at: "于 {time}", latency_estimate: "负载均衡估计 {ms}",
+  drain: "摘除", undrain: "恢复", drained: "已摘除", drained_by: "{by} 于 {time} 摘除",
+  confirm_drain: "摘除端点 {url}？所有工作进程将不再向它发送新请求，进行中的请求会完成。",
+  confirm_undrain: "恢复端点 {url}？它会重新接收请求。", drained_toast: "已摘除 {url}。", undrained_toast: "已恢复 {url}。",
+  act_upstream_drain: "摘除端点", act_upstream_undrain: "恢复端点", action_family_upstream: "上游端点",
+  detail_base_url: "端点", detail_generation: "配置代数", detail_version: "版本", detail_model: "模型", detail_is_active: "生效",
+  source_file_short: "配置文件", role_none: "未在使用",
+  eval_new: "新建评估", eval_candidate_label: "候选配置", eval_candidate_hint: "未生效的 NLU 配置",
+  eval_candidate_none: "没有未生效的 NLU 配置可评估：先在「模型配置」里新建一个。", eval_node_all: "所有节点",
+  eval_node_option: "{node}（{n} 通）", eval_replayed: "回放了 {n} 通", eval_replayed_limit: "回放 {n} 通（上限 {limit}）",
+  eval_activate: "设为生效", eval_confirm_activate: "将候选「{name}」设为 NLU 的生效配置？当前生效的配置会被停用。",
+  eval_activated: "「{name}」已是 NLU 的生效配置。", eval_candidate_active: "该候选已是生效配置。",
 };
 
 const en = {
@@ -221,7 +253,7 @@ const en = {
   timeout_s: "Timeout (s)", enable_thinking: "Thinking", thinking_default: "Tier default", thinking_off: "Off", thinking_on: "On",
   reasoning_default: "Not set", extra_params: "Extra params (JSON)",
   extra_params_hint: "Merged into the request body last; cannot override model, messages/input, stream.",
-  is_active: "Activate on create", active: "Active", inactive: "Inactive", version: "Version",
+  is_active: "Activate on save (replaces the one active now)", active: "Active", inactive: "Inactive", version: "Version",
   updated: "Updated", actions: "Actions", edit: "Edit", activate: "Activate", delete: "Delete",
   test: "Test connection", test_short: "Test", history: "History", no_configs: "No database configurations yet. Create one, or keep using the config file.",
   key_none: "not set", key_replace: "Replace key", key_clear: "Clear key", key_keep: "Keep current key",
@@ -299,8 +331,8 @@ const en = {
   rev_value: "Value", key_set_on_create: "(key set)",
   nlu_result_empty: "Fill in intents, slots and the utterance, then press Decide: the decision JSON and latency appear here.",
   max_tokens: "max_tokens", temperature: "temperature", reasoning_effort: "reasoning_effort",
-  p50: "P50", p90: "P90", p99: "P99", tokens: "Tokens", finish_reason: "finish_reason",
-  completion_tokens: "completion_tokens", reasoning_tokens: "reasoning_tokens", prompt_tokens: "prompt_tokens",
+  p50: "P50", p90: "P90", p99: "P99", tokens: "Tokens", finish_reason: "Finish reason",
+  completion_tokens: "Completion tokens", reasoning_tokens: "Reasoning tokens", prompt_tokens: "Prompt tokens",
   colon: ": ", role_admin: "admin", role_service: "service", role_operator: "operator", role_viewer: "viewer",
   tier_short_nlu: "NLU", tier_short_chat: "Chat", tier_short_script: "Script",
   code_ok: "OK", code_truncated_by_reasoning: "Reasoning used the budget", code_truncated: "Truncated",
@@ -381,7 +413,7 @@ const en = {
   eval_start: "Start evaluation", eval_starting: "Starting…", eval_started: "Evaluation #{id} started.",
   eval_no_traffic: "No recorded calls match to replay (inputs are kept [calllog] nlu_inputs_days).",
   eval_running_here: "Evaluation #{id} is running on this worker: wait for it or cancel it first.", eval_open: "Open",
-  eval_past: "Past evaluations", eval_none: "No evaluations yet. Start one from an inactive NLU configuration under Model configs.",
+  eval_past: "Past evaluations", eval_none: "No evaluations yet. Use “New evaluation”, or start one from an inactive NLU configuration under Model configs.",
   eval_candidate: "Candidate", eval_recorded: "Recorded", eval_progress: "Progress",
   eval_intent_agreement: "Intent agreement", eval_slot_agreement: "Slot agreement", eval_started_at: "Started", eval_by: "By",
   eval_heading: "Evaluation #{id}: {name}", eval_cancel: "Cancel evaluation", eval_cancelling: "Cancelling…", eval_cancelled_toast: "Cancelled.",
@@ -393,6 +425,38 @@ const en = {
   eval_by_node: "By node", eval_disagreements: "Disagreements", eval_more: "Load more",
   eval_dis_count: "{n} disagreements shown", eval_no_disagreements: "No disagreements.",
   eval_nothing_replayed: "No call was replayed before it ended: nothing to compare.",
+  // round two (issue 28): drafts, deactivation, drains, presets, evaluation from its page
+  nav_scripts: "Script drafts", attempts: "Attempts", record_source: "Source", record_source_live: "live",
+  record_source_evaluation: "shadow evaluation", record_source_playground: "playground", generation: "Configuration generation",
+  drafts_title: "Script drafts", drafts_intro: "Every generated script is kept as a draft: read, edit and delete them here. Viewers read; operators edit.",
+  drafts_none: "No drafts yet. Generate a script in the Playground, or have the dialer call the generation API.", draft_title: "Title",
+  draft_script: "Script", draft_reasoning: "The model's reasoning", draft_show_reasoning: "Show the reasoning ({n} characters)",
+  draft_chars: "{n} characters", draft_edit: "Edit draft", draft_saved: "Saved draft “{title}” (version {version}).",
+  draft_deleted: "Deleted draft “{title}”.", confirm_delete_draft: "Delete draft “{title}”? This cannot be undone.",
+  draft_conflict: "Not saved: someone changed this draft before you (its version moved on). Reload it, then edit again.",
+  older_drafts: "Load older drafts", end_of_drafts: "That is the oldest draft.", draft_heading: "Draft #{id}: {title}",
+  n_drafts: "{n} drafts", draft_saved_as: "Saved as draft #{id}", draft_open: "Open the draft", draft_pick: "Choose a draft to read it.",
+  draft_not_saved: "Not kept as a draft: {reason}",
+  calls_cancelled: "{n} of them interrupted", latency_completed: "Latency (interrupted left out)", latency_all: "Latency", ttft_short: "First token",
+  deactivate: "Deactivate", deactivate_long: "Deactivate, back to config.toml",
+  confirm_deactivate: "Deactivate “{name}”? {tier} goes back to its config.toml section.",
+  deactivated: "“{name}” deactivated: {tier} now uses config.toml.", act_config_deactivate: "Model config deactivated",
+  vendor_preset_hint: "Choosing a vendor fills in its base URL (you can still change it).", fetch_models: "Fetch models", fetching_models: "Fetching…",
+  models_found: "{n} models listed there: pick one from the suggestions", models_none: "That address lists no models.", models_failed: "Could not fetch",
+  models_not_a_list: "The /models of that address returned no model list: check the base URL (it usually ends in /v1).",
+  test_form: "Test these settings", test_form_title: "Connection test (as filled in, not stored yet)",
+  latency_last: "last", latency_median: "median", latency_at: "at {time}", latency_estimate: "balancer estimate {ms}",
+  drain: "Drain", undrain: "Restore", drained: "drained", drained_by: "drained by {by} at {time}",
+  confirm_drain: "Drain endpoint {url}? No worker sends it new requests; requests in flight finish.",
+  confirm_undrain: "Restore endpoint {url}? It takes requests again.", drained_toast: "Drained {url}.", undrained_toast: "Restored {url}.",
+  act_upstream_drain: "Endpoint drained", act_upstream_undrain: "Endpoint restored", action_family_upstream: "Upstream endpoints",
+  detail_base_url: "Endpoint", detail_generation: "Configuration generation", detail_version: "Version", detail_model: "Model", detail_is_active: "Active",
+  source_file_short: "config file", role_none: "not in use",
+  eval_new: "New evaluation", eval_candidate_label: "Candidate configuration", eval_candidate_hint: "An inactive NLU configuration",
+  eval_candidate_none: "No inactive NLU configuration to evaluate: create one under Model configs first.", eval_node_all: "All nodes",
+  eval_node_option: "{node} ({n} calls)", eval_replayed: "{n} calls replayed", eval_replayed_limit: "{n} calls replayed (limit {limit})",
+  eval_activate: "Activate", eval_confirm_activate: "Make candidate “{name}” the active NLU configuration? The current one is deactivated.",
+  eval_activated: "“{name}” is now the active NLU configuration.", eval_candidate_active: "This candidate is the active configuration.",
 };
 
 const DICTS = { zh, en };
@@ -422,7 +486,8 @@ export function onLangChange(fn) { listeners.add(fn); return () => listeners.del
 
 export function t(key, vars) {
   let s = DICTS[lang][key] ?? zh[key] ?? key;
-  if (vars) s = s.replace(/\{(\w+)\}/g, (m, k) => (vars[k] ?? vars[k] === 0 ? String(vars[k]) : m));
+  // A value of 0 (or false, or "") is a value: only a missing one leaves its {name}.
+  if (vars) s = s.replace(/\{(\w+)\}/g, (m, k) => (vars[k] === undefined || vars[k] === null ? m : String(vars[k])));
   return s;
 }
 
@@ -449,14 +514,14 @@ export function applyStatic(root = document) {
   });
 }
 
+/** A time as "YYYY-MM-DD HH:mm:ss" in the browser's zone, in both languages: the format the
+ * filters take (a locale's own order, DD/MM or MM/DD, would sit beside them). */
 export function fmtTime(value) {
   if (!value) return "—";
   const d = new Date(value);
   if (Number.isNaN(d.getTime())) return String(value);
-  return d.toLocaleString(lang === "zh" ? "zh-CN" : "en-GB", {
-    year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", second: "2-digit",
-    hour12: false,
-  });
+  const p = (n) => String(n).padStart(2, "0");
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
 }
 
 export function fmtNum(n, digits = 0) {

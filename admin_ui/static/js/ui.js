@@ -1,5 +1,5 @@
 // Small DOM helpers. Server data only ever reaches the page through textContent / attributes.
-import { labelOf, t } from "./i18n.js";
+import { fmtNum, labelOf, t } from "./i18n.js";
 
 let uid = 0;
 export const nextId = (prefix = "f") => `${prefix}-${++uid}`;
@@ -85,9 +85,21 @@ export const codeLabel = (code) => labelOf("code_", code);
 export const codeBadge = (code) => badge(codeLabel(code), codeKind(code), { title: code ?? "", "data-code": code ?? "" });
 
 // Wire names of a record's or a diagnostic's fields -> dictionary keys of their labels.
-const FIELD_KEYS = { at: "time", latency_ms: "latency", status: "http_status" };
+const FIELD_KEYS = { at: "time", latency_ms: "latency", status: "http_status", source: "record_source" };
 /** A field's label: its dictionary entry, else the field name (parameter names such as max_tokens). */
 export const fieldLabel = (name) => labelOf("", FIELD_KEYS[name] ?? name);
+
+/** A value as a reader sees it: nothing is "—", booleans are yes/no, a list its items. */
+export function valueText(v) {
+  if (v === null || v === undefined || v === "") return t("none");
+  if (typeof v === "boolean") return t(v ? "yes" : "no");
+  if (Array.isArray(v)) return v.length ? v.map((x) => (x && typeof x === "object" ? JSON.stringify(x) : valueText(x))).join(t("list_sep")) : t("none");
+  if (typeof v === "object") return Object.keys(v).length ? JSON.stringify(v) : t("none");
+  return String(v);
+}
+
+/** "1,234 ms" that never breaks between the number and its unit. */
+export const msText = (v, digits = 0) => (v === null || v === undefined ? t("none") : `${fmtNum(v, digits)}\u00a0ms`);
 
 /** A pretty-printed JSON block. */
 export function jsonBlock(value, attrs = {}) {
@@ -109,7 +121,7 @@ export function diagnosticBox(d) {
   if (!d || typeof d !== "object") return null;
   const nums = ["finish_reason", "max_tokens", "completion_tokens", "reasoning_tokens", "status", "latency_ms"]
     .filter((k) => d[k] !== undefined && d[k] !== null)
-    .map((k) => h("div", { class: "kv" }, h("dt", {}, fieldLabel(k)), h("dd", {}, String(d[k]))));
+    .map((k) => h("div", { class: "kv" }, h("dt", { title: k }, fieldLabel(k)), h("dd", {}, valueText(d[k]))));
   return h("div", { class: `diag-box diag-${codeKind(d.code)}` },
     h("div", { class: "diag-head" }, h("span", { class: "diag-label" }, t("diagnostic")), codeBadge(d.code)),
     d.message ? h("p", { class: "diag-message" }, d.message) : null,
@@ -147,6 +159,10 @@ export function field({ label, name, type = "text", value, hint, options, requir
     if (msg) input.setAttribute("aria-invalid", "true"); else input.removeAttribute("aria-invalid");
     row.classList.toggle("has-error", !!msg);
   };
+  // A mark ("required", "not a URL") is about what was there: it goes once the field changes.
+  const clearOnEdit = () => { if (row.classList.contains("has-error")) setError(""); };
+  input.addEventListener("input", clearOnEdit);
+  input.addEventListener("change", clearOnEdit);
   return { row, input, error, setError };
 }
 

@@ -5,8 +5,9 @@ import { fmtNum, fmtTime, has, labelOf, t, tierLabel } from "../i18n.js";
 import { badge, errorBanner, field, fieldLabel, h, jsonBlock, pageHeader, replace, setBusy } from "../ui.js";
 import { parseLocalTime } from "./diagnostics.js";
 
-const FAMILIES = ["config", "user", "auth", "draft", "evaluation"];
-const ACTIONS = ["config.create", "config.update", "config.activate", "config.delete",
+const FAMILIES = ["config", "upstream", "user", "auth", "draft", "evaluation"];
+const ACTIONS = ["config.create", "config.update", "config.activate", "config.deactivate", "config.delete",
+  "upstream.drain", "upstream.undrain",
   "user.create", "user.update", "user.delete",
   "auth.login", "auth.login_failed", "auth.logout", "auth.password_change", "auth.password_change_failed",
   "draft.create", "draft.update", "draft.delete", "evaluation.start", "evaluation.cancel"];
@@ -28,7 +29,7 @@ const MARKED = new Set(["api_key", "password", "extra_params"]);
 const detailKey = (k) => (has(`detail_${k}`) ? t(`detail_${k}`) : fieldLabel(k));
 
 function detailValue(k, v) {
-  if (v === null || v === undefined) return t("none");
+  if (v === null || v === undefined || (Array.isArray(v) && !v.length)) return t("none");
   if (typeof v === "boolean") return t(v ? "yes" : "no");
   if (Array.isArray(v)) return v.map((x) => (k === "fields" ? detailKey(x) : detailValue(k, x))).join(t("list_sep"));
   if (typeof v === "object") return JSON.stringify(v);

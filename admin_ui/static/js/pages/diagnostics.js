@@ -1,13 +1,13 @@
 // #/ai/diagnostics: summary per tier and code (with a small SVG chart) and the keyset-paged record list.
 import { get, qs } from "../api.js";
 import { fmtNum, fmtTime, getLang, labelOf, t, tierLabel } from "../i18n.js";
-import { TRUNCATION_CODES, badge, codeBadge, codeKind, codeLabel, errorBanner, field, fieldLabel, h, pageHeader, replace, setBusy } from "../ui.js";
+import { TRUNCATION_CODES, badge, codeBadge, codeKind, codeLabel, errorBanner, field, fieldLabel, h, msText, pageHeader, replace, setBusy, valueText } from "../ui.js";
 
 const TIERS = ["nlu", "chat", "script"];
 export const CODES = ["ok", "truncated_by_reasoning", "truncated", "empty_output", "invalid_json", "schema_mismatch",
   "timeout", "deadline_exceeded", "upstream_error", "connect_error", "response_too_large", "cancelled"];
-const DETAIL_FIELDS = ["at", "tier", "code", "model", "vendor", "config_id", "call_id", "node_id", "finish_reason",
-  "max_tokens", "completion_tokens", "reasoning_tokens", "prompt_tokens", "latency_ms", "ttft_ms", "status"];
+const DETAIL_FIELDS = ["at", "tier", "code", "model", "vendor", "config_id", "endpoint", "attempts", "call_id", "node_id",
+  "source", "finish_reason", "max_tokens", "completion_tokens", "reasoning_tokens", "prompt_tokens", "latency_ms", "ttft_ms", "status"];
 
 export function render(main, ctx) {
   const q = ctx.query;
@@ -109,12 +109,12 @@ export function render(main, ctx) {
         r.reasoning_tokens ? h("div", { class: "cell-sub", title: "reasoning_tokens" }, t("reasoning_short", { n: r.reasoning_tokens })) : null] : "—";
     return h("tr", { class: `diag-row code-${codeKind(r.code)}${trunc ? " row-truncated" : ""}`, "data-record-id": r.id, "data-code": r.code || "" },
       h("td", { class: "cell-time" }, open),
-      h("td", {}, labelOf("tier_short_", r.tier)),
+      h("td", { class: "nowrap" }, labelOf("tier_short_", r.tier)),
       h("td", {}, trunc ? badge(`⚠ ${codeLabel(r.code)}`, "warn", { class: "badge badge-strong", title: `${t("truncation_badge")} · ${r.code}`, "data-code": r.code }) : codeBadge(r.code),
         h("div", { class: "cell-sub mono narrow-only" }, r.model ?? "")),
       h("td", { class: "mono col-model" }, r.model ?? "—"),
       h("td", { class: "mono" }, r.call_id ?? "—", r.node_id ? h("div", { class: "cell-sub" }, r.node_id) : null),
-      h("td", { class: "num" }, r.latency_ms == null ? "—" : `${fmtNum(r.latency_ms)} ms`),
+      h("td", { class: "num" }, msText(r.latency_ms)),
       h("td", { class: "num" }, tokens),
       h("td", { class: "cell-message" }, h("div", { class: "truncate-2" }, r.message ?? ""),
         trunc && r.advice ? h("div", { class: "cell-advice" }, `${t("advice")}${t("colon")}${r.advice}`) : null));
@@ -149,7 +149,7 @@ export function render(main, ctx) {
         r.advice ? h("p", { class: "diag-advice", "data-testid": "diag-advice" }, h("strong", {}, `${t("advice")}${t("colon")}`), r.advice) : null,
         trunc ? h("p", { class: "diag-numbers" }, t("truncation_explain", { completion: r.completion_tokens ?? "—", max: r.max_tokens ?? "—", reasoning: r.reasoning_tokens ?? "—" })) : null),
       h("dl", { class: "kv-list kv-cols" }, [...DETAIL_FIELDS, ...extra].filter((k) => r[k] !== undefined).map((k) => h("div", { class: `kv${["max_tokens", "completion_tokens", "reasoning_tokens", "finish_reason"].includes(k) && trunc ? " kv-strong" : ""}` },
-        h("dt", {}, fieldLabel(k)), h("dd", { class: "mono" }, detailValue(k, r[k])))))));
+        h("dt", { title: k }, fieldLabel(k)), h("dd", { class: "mono" }, detailValue(k, r[k])))))));
     btn.setAttribute("aria-controls", panel.id);
     tr.after(h("tr", { class: `detail-row${trunc ? " row-truncated" : ""}` }, h("td", { colspan: 8 }, panel)));
     heading.focus();
@@ -161,6 +161,7 @@ export function render(main, ctx) {
     fSince.setError(bad ? t("since_invalid") : "");
     if (bad) { fSince.input.focus(); return; }
     persist();
+    loadSummary();  // the cards are read again with the list: 查询 means "now"
     loadRecords(false);
   });
   loadSummary();
@@ -185,11 +186,13 @@ export function parseLocalTime(text) {
 
 /** A record field's value as the detail panel shows it: times and codes in the console's language. */
 function detailValue(k, v) {
-  if (v === null || v === undefined) return "—";
+  if (v === null || v === undefined) return valueText(v);
   if (k === "at") return fmtTime(v);
   if (k === "code") return `${codeLabel(v)} (${v})`;
   if (k === "tier") return tierLabel(v);
-  return typeof v === "object" ? JSON.stringify(v) : String(v);
+  if (k === "source") return labelOf("record_source_", v);
+  if (k === "latency_ms" || k === "ttft_ms") return msText(v, 1);
+  return valueText(v);
 }
 
 /** Tolerant summary shape: tiers as {tier: {...}} or [{tier, ...}]; codes as {code: n} or [{code, count}]. */
@@ -204,19 +207,29 @@ export function normalizeSummary(body) {
     let codes = s.codes ?? s.by_code ?? {};
     codes = Array.isArray(codes) ? codes.map((c) => [c.code, Number(c.count ?? c.n ?? 0)]) : Object.entries(codes).map(([k, v]) => [k, Number(typeof v === "object" ? v?.count ?? 0 : v)]);
     codes.sort((a, b) => b[1] - a[1] || String(a[0]).localeCompare(String(b[0])));
-    const lat = s.latency_ms ?? s.latency ?? {};
+    // Completed calls' latency where the server says it: a barge-in is no slow model.
+    const lat = s.completed_latency_ms ?? s.latency_ms ?? s.latency ?? {};
     const count = Number(s.count ?? s.total ?? codes.reduce((a, [, n]) => a + n, 0));
-    out.push({ tier: name, count, codes, lat });
+    const cancelled = Number(s.cancelled ?? (codes.find(([c]) => c === "cancelled")?.[1] ?? 0));
+    out.push({ tier: name, count, codes, lat, ttft: s.ttft_ms ?? {}, cancelled, completedOnly: !!s.completed_latency_ms });
   }
   return out;
+}
+
+function pctRow(label, values, testid) {
+  return h("div", { class: "pct-block", "data-testid": testid },
+    h("p", { class: "pct-label" }, label),
+    h("dl", { class: "pct-row" }, ["p50", "p90", "p99"].map((p) => h("div", {}, h("dt", {}, t(p)), h("dd", {}, msText(values?.[p]))))));
 }
 
 function renderSummary(box, body) {
   const tiers = normalizeSummary(body);
   if (!tiers.length) { replace(box, h("p", { class: "empty" }, t("no_data"))); return; }
   replace(box, tiers.map((s) => h("article", { class: "summary-card", "data-tier": s.tier },
-    h("header", {}, h("h3", {}, tierLabel(s.tier)), h("span", { class: "summary-count" }, h("strong", {}, fmtNum(s.count)), ` ${t("calls")}`)),
-    h("dl", { class: "pct-row" }, ["p50", "p90", "p99"].map((p) => h("div", {}, h("dt", {}, t(p)), h("dd", {}, s.lat?.[p] == null ? "—" : `${fmtNum(s.lat[p])} ms`)))),
+    h("header", {}, h("h3", {}, tierLabel(s.tier)), h("span", { class: "summary-count" }, h("strong", { "data-testid": "summary-count" }, fmtNum(s.count)), ` ${t("calls")}`)),
+    s.cancelled ? h("p", { class: "summary-sub", "data-testid": "summary-cancelled" }, t("calls_cancelled", { n: fmtNum(s.cancelled) })) : null,
+    pctRow(s.completedOnly && s.cancelled ? t("latency_completed") : t("latency_all"), s.lat, "summary-latency"),
+    s.ttft && s.ttft.p50 != null ? pctRow(t("ttft_ms"), s.ttft, "summary-ttft") : null,
     s.codes.length ? codeChart(s) : h("p", { class: "muted" }, t("no_data")))));
 }
 

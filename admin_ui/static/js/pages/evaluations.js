@@ -3,7 +3,9 @@
 // (eval_report.js), and the list of past evaluations. `?id=N` shows one.
 import { get, post, qs } from "../api.js";
 import { fmtNum, fmtTime, t } from "../i18n.js";
-import { badge, errorBanner, field, h, nextId, pageHeader, replace, setBusy, toast } from "../ui.js";
+import { badge, confirmDialog, errorBanner, field, h, nextId, pageHeader, replace, setBusy, toast } from "../ui.js";
+import { can } from "../roles.js";
+import { parseLocalTime } from "./diagnostics.js";
 import { pct, renderReport } from "./eval_report.js";
 
 const POLL_MS = 1000;
@@ -11,25 +13,46 @@ const STATUS_KIND = { running: "info", done: "ok", cancelled: "warn", failed: "e
 
 export const statusBadge = (s) => badge(t(`eval_status_${s}`) || s, STATUS_KIND[s] || "neutral", { "data-testid": "eval-status" });
 
-/** The "evaluate against recent traffic" dialog for a stored nlu configuration. */
-export function openEvaluate(config, navigate) {
+/** The nodes with recorded calls, busiest first ([] when they cannot be read). */
+async function recordedNodes() {
+  try { return (await get("/api/admin/evaluations/nodes"))?.items || []; } catch { return []; }
+}
+
+/** The "evaluate against recent traffic" dialog: for a stored nlu configuration (from its
+ * row), or with a choice of the inactive ones (from this page). */
+export async function openEvaluate(config, navigate) {
   const opener = document.activeElement;
   const titleId = nextId("eval");
-  const node = field({ label: t("eval_node"), name: "node_id", value: "", hint: t("eval_node_hint"),
-    attrs: { autocomplete: "off", spellcheck: "false", maxlength: 200 } });
+  let candidates = [];
+  if (!config) {
+    try {
+      candidates = ((await get("/api/admin/llm-configs"))?.items || []).filter((c) => c.tier === "nlu" && !c.is_active);
+    } catch { candidates = []; }
+  }
+  const nodes = await recordedNodes();
+  const cand = config ? null : field({ label: t("eval_candidate_label"), name: "candidate_id", hint: t("eval_candidate_hint"),
+    value: candidates[0]?.id ?? "", options: candidates.map((c) => ({ value: c.id, label: `${c.name} · ${c.model}` })) });
+  // The nodes that have recorded calls to replay; a free field when none could be read.
+  const node = nodes.length
+    ? field({ label: t("eval_node"), name: "node_id", value: "", options: [{ value: "", label: t("eval_node_all") },
+      ...nodes.map((n) => ({ value: n.node_id, label: t("eval_node_option", { node: n.node_id, n: fmtNum(n.calls) }) }))] })
+    : field({ label: t("eval_node"), name: "node_id", value: "", hint: t("eval_node_hint"),
+      attrs: { autocomplete: "off", spellcheck: "false", maxlength: 200 } });
   const limit = field({ label: t("eval_limit"), name: "limit", type: "number", value: "500", hint: t("eval_limit_hint"),
     attrs: { min: 1, max: 100000, step: 1, inputmode: "numeric" } });
-  const since = field({ label: t("since"), name: "since", type: "datetime-local", value: "", hint: t("eval_since_hint") });
-  const fields = { node_id: node, limit, since };
+  const since = field({ label: t("since"), name: "since", value: "", hint: t("eval_since_hint"),
+    attrs: { placeholder: "YYYY-MM-DD HH:mm", autocomplete: "off", spellcheck: "false", inputmode: "numeric" } });
+  const fields = { node_id: node, limit, since, ...(cand ? { candidate_id: cand } : {}) };
   const status = h("div", { class: "form-status", "aria-live": "assertive" });
-  const start = h("button", { type: "submit", class: "btn btn-primary" }, t("eval_start"));
+  const start = h("button", { type: "submit", class: "btn btn-primary", disabled: !config && !candidates.length }, t("eval_start"));
   const dlg = h("dialog", { class: "dialog", "aria-labelledby": titleId, "data-testid": "eval-dialog" });
   const form = h("form", { class: "dialog-body", novalidate: true },
-    h("p", { class: "muted" }, t("eval_dialog_intro", { name: config.name, model: config.model })),
+    config ? h("p", { class: "muted" }, t("eval_dialog_intro", { name: config.name, model: config.model }))
+      : candidates.length ? cand.row : h("p", { class: "banner banner-warn" }, t("eval_candidate_none")),
     node.row, h("div", { class: "grid-2" }, limit.row, since.row), status,
     h("div", { class: "dialog-actions" },
       h("button", { type: "button", class: "btn", onclick: () => dlg.close() }, t("cancel")), start));
-  dlg.append(h("div", { class: "dialog-head" }, h("h2", { id: titleId }, t("eval_dialog_title")),
+  dlg.append(h("div", { class: "dialog-head" }, h("h2", { id: titleId }, config ? t("eval_dialog_title") : t("eval_new")),
     h("button", { type: "button", class: "btn btn-ghost btn-icon", "aria-label": t("close"), onclick: () => dlg.close() }, "×")), form);
   dlg.addEventListener("close", () => { dlg.remove(); if (opener && opener.isConnected) opener.focus(); });
   form.addEventListener("submit", async (ev) => {
@@ -38,10 +61,11 @@ export function openEvaluate(config, navigate) {
     replace(status);
     const n = Number(limit.input.value);
     if (!Number.isInteger(n) || n < 1) { limit.setError(t("eval_limit_invalid")); limit.input.focus(); return; }
-    const body = { candidate_id: config.id, limit: n };
+    const when = since.input.value.trim() ? parseLocalTime(since.input.value) : null;
+    if (since.input.value.trim() && !when) { since.setError(t("since_invalid")); since.input.focus(); return; }
+    const body = { candidate_id: config ? config.id : Number(cand.input.value), limit: n };
     if (node.input.value.trim()) body.node_id = node.input.value.trim();
-    const when = since.input.value ? new Date(since.input.value) : null;
-    if (when && !Number.isNaN(when.getTime())) body.since = when.toISOString();
+    if (when) body.since = when.toISOString();
     setBusy(start, true, t("eval_starting"));
     try {
       const started = await post("/api/admin/evaluations", body);
@@ -64,13 +88,16 @@ export function openEvaluate(config, navigate) {
   });
   document.body.appendChild(dlg);
   dlg.showModal();
-  node.input.focus();
+  (cand && candidates.length ? cand.input : node.input).focus();
 }
 
 export function render(main, ctx) {
+  const canStart = can(ctx?.session?.me, "operator");  // replays call a model
   const detail = h("section", { class: "section", "aria-live": "polite", "data-testid": "eval-detail" });
   const listBox = h("div", { class: "table-wrap", "data-testid": "eval-list" });
-  main.append(pageHeader(t("eval_title"), t("eval_intro")), detail,
+  const newBtn = canStart ? h("button", { type: "button", class: "btn btn-primary", "data-testid": "eval-new",
+    onclick: () => openEvaluate(null, ctx.navigate) }, `+ ${t("eval_new")}`) : null;
+  main.append(pageHeader(t("eval_title"), t("eval_intro"), newBtn), detail,
     h("section", { class: "section", "aria-labelledby": "eval-list-h" }, h("h2", { id: "eval-list-h" }, t("eval_past")), listBox));
   let alive = true;
   let timer = null;
@@ -129,16 +156,40 @@ export function render(main, ctx) {
     const meta = h("dl", { class: "kv-list inline" },
       h("div", { class: "kv" }, h("dt", {}, t("model")), h("dd", { class: "mono" }, e.candidate?.model || "—")),
       h("div", { class: "kv" }, h("dt", {}, t("eval_node")), h("dd", {}, e.filter?.node_id || t("all"))),
-      h("div", { class: "kv" }, h("dt", {}, t("eval_limit")), h("dd", {}, fmtNum(e.filter?.limit))),
+      // How many calls were replayed (what the numbers below stand on), the asked limit beside.
+      h("div", { class: "kv" }, h("dt", {}, t("calls")), h("dd", { "data-testid": "eval-replayed" },
+        t("eval_replayed_limit", { n: fmtNum(e.summary?.calls ?? e.progress?.done ?? 0), limit: fmtNum(e.filter?.limit) }))),
       e.filter?.since ? h("div", { class: "kv" }, h("dt", {}, t("since")), h("dd", {}, fmtTime(e.filter.since))) : null,
       h("div", { class: "kv" }, h("dt", {}, t("eval_started_at")), h("dd", {}, fmtTime(e.created_at))),
       e.created_by ? h("div", { class: "kv" }, h("dt", {}, t("eval_by")), h("dd", {}, e.created_by)) : null);
     const panel = h("div", { class: "panel" }, head, meta);
+    if (canStart && e.status === "done" && e.summary?.calls) panel.append(activateAction(e));
     if (e.reason) panel.append(h("div", { class: "banner banner-error", role: "alert" }, e.reason));
     if (e.status === "running") panel.append(progress(e));
     else if (e.summary?.calls) panel.append(renderReport(e));
     else panel.append(h("p", { class: "muted eval-empty" }, t("eval_nothing_replayed")));
     replace(detail, panel);
+  }
+
+  /** "Activate this candidate": the decision the report is for, one step away. */
+  function activateAction(e) {
+    const name = e.candidate?.name || `#${e.candidate_id}`;
+    const out = h("div", { class: "eval-activate" });
+    const btn = h("button", { type: "button", class: "btn btn-primary", "data-testid": "eval-activate", onclick: async () => {
+      if (!(await confirmDialog(t("eval_confirm_activate", { name })))) return;
+      setBusy(btn, true);
+      try {
+        await post(`/api/admin/llm-configs/${encodeURIComponent(e.candidate_id)}/activate`);
+        toast(t("eval_activated", { name }), "ok");
+        replace(out, badge(t("eval_candidate_active"), "ok"));
+      } catch (err) { setBusy(btn, false); toast(`${t("error_generic")}${t("colon")}${err.message}`, "error"); }
+    } }, t("eval_activate"));
+    replace(out, btn);
+    // Already the active one (activated earlier): say so instead of offering it again.
+    get("/api/admin/llm-active").then((a) => {
+      if (String(a?.tiers?.nlu?.config?.id) === String(e.candidate_id)) replace(out, badge(t("eval_candidate_active"), "ok"));
+    }, () => {});
+    return out;
   }
 
   function progress(e) {
@@ -148,7 +199,7 @@ export function render(main, ctx) {
     const cancel = h("button", { type: "button", class: "btn btn-danger-outline", onclick: async (ev) => {
       setBusy(ev.currentTarget, true, t("eval_cancelling"));
       try { await post(`/api/admin/evaluations/${encodeURIComponent(e.id)}/cancel`); toast(t("eval_cancelled_toast"), "ok"); }
-      catch (err) { toast(`${t("error_generic")}: ${err.message}`, "error"); }
+      catch (err) { toast(`${t("error_generic")}${t("colon")}${err.message}`, "error"); }
       load(e.id);
     } }, t("eval_cancel"));
     const fill = h("span", {});

@@ -8,6 +8,7 @@
 import { get, post, put } from "../api.js";
 import { t, tierLabel } from "../i18n.js";
 import { h, field, nextId, replace, setBusy, errorBanner } from "../ui.js";
+import { testResult } from "./models.js";
 import { poolSection } from "./pool_fields.js";
 
 export const TIERS = ["nlu", "chat", "script"];
@@ -79,8 +80,11 @@ function buildForm(body, config, defaultTier, done, vendors, configs = []) {
   f.name = field({ label: t("name"), name: "name", value: c.name, required: true, attrs: { maxlength: 100, autocomplete: "off" } });
   f.base_url = field({ label: t("base_url"), name: "base_url", value: c.base_url, required: true, type: "url",
     attrs: { placeholder: "https://api.example.com/v1", autocomplete: "off", spellcheck: "false" } });
-  f.model = field({ label: t("model"), name: "model", value: c.model, required: true, attrs: { autocomplete: "off", spellcheck: "false" } });
-  f.vendor = field({ label: t("vendor"), name: "vendor", value: c.vendor || "", options: vendorOptions(vendors, c.vendor) });
+  const modelsListId = nextId("models");
+  f.model = field({ label: t("model"), name: "model", value: c.model, required: true,
+    attrs: { autocomplete: "off", spellcheck: "false", list: modelsListId } });
+  f.vendor = field({ label: t("vendor"), name: "vendor", value: c.vendor || "", options: vendorOptions(vendors, c.vendor),
+    hint: editing ? null : t("vendor_preset_hint") });
   f.api_style = field({ label: t("api_style"), name: "api_style", value: c.api_style || "chat-completions",
     options: [{ value: "chat-completions", label: "chat-completions (/v1/chat/completions)" },
       { value: "responses", label: "responses (/v1/responses)" }] });
@@ -146,6 +150,40 @@ function buildForm(body, config, defaultTier, done, vendors, configs = []) {
     renderKey();
   });
 
+  // Presets: a vendor chosen on a new configuration fills in its base URL, while the field is
+  // empty or still holds the previous vendor's preset (never over what the operator typed).
+  const presets = new Set(vendors.map((v) => v.base_url).filter(Boolean));
+  f.vendor.input.addEventListener("change", () => {
+    const row = vendors.find((v) => v.name === f.vendor.input.value);
+    const now = f.base_url.input.value.trim();
+    if (!row?.base_url || (now && !presets.has(now))) return;
+    f.base_url.input.value = row.base_url;
+    f.base_url.input.dispatchEvent(new Event("input"));
+  });
+
+  // Fetch models: the server asks `<base_url>/models` (the key stays on the server).
+  const modelsList = h("datalist", { id: modelsListId });
+  const modelsStatus = h("p", { class: "field-hint", role: "status", "data-testid": "models-status" });
+  const fetchBtn = h("button", { type: "button", class: "btn btn-sm", "data-testid": "fetch-models", onclick: async () => {
+    replace(modelsStatus);
+    const base = f.base_url.input.value.trim();
+    if (!base) { f.base_url.setError(t("required")); f.base_url.input.focus(); return; }
+    setBusy(fetchBtn, true, t("fetching_models"));
+    try {
+      const r = await post("/api/admin/llm-configs/models", { base_url: base, ...keyFields() });
+      const models = Array.isArray(r?.models) ? r.models : [];
+      replace(modelsList, models.map((m) => h("option", { value: m })));
+      if (r?.ok) modelsStatus.textContent = models.length ? t("models_found", { n: models.length }) : t("models_none");
+      else replace(modelsStatus, r?.reason === "not_a_model_list" ? t("models_not_a_list") : `${t("models_failed")}${t("colon")}${r?.diagnostic?.message ?? ""}`);
+      if (models.length) f.model.input.focus();
+    } catch (e) {
+      if (e.code === "api_key_required") showErrors({ api_key: t("key_required_host") });
+      else if (e.status === 422) showErrors(e.fieldMap());
+      else replace(modelsStatus, errorBanner(e));
+    } finally { setBusy(fetchBtn, false); }
+  } }, t("fetch_models"));
+  f.model.row.append(modelsList, h("div", { class: "field-inline" }, fetchBtn), modelsStatus);
+
   const pool = poolSection(c.tier ? c : { ...c, tier: defaultTier }, configs);
   Object.assign(f, pool.fields);
   f.tier.input.addEventListener("change", () => pool.setTier(f.tier.input.value));
@@ -156,6 +194,8 @@ function buildForm(body, config, defaultTier, done, vendors, configs = []) {
 
   const status = h("div", { class: "form-status", "aria-live": "assertive" });
   const save = h("button", { type: "submit", class: "btn btn-primary" }, t("save"));
+  const testOut = h("div", { class: "test-result form-test", "aria-live": "polite", "data-testid": "form-test-result", hidden: true });
+  const testBtn = h("button", { type: "button", class: "btn", "data-testid": "form-test", onclick: () => testForm() }, t("test_form"));
   const form = h("form", { class: "config-form", novalidate: true },
     h("div", { class: "grid-2" }, f.name.row, f.tier.row),
     f.base_url.row,
@@ -163,8 +203,8 @@ function buildForm(body, config, defaultTier, done, vendors, configs = []) {
     keyArea,
     h("div", { class: "grid-3" }, f.api_style.row, f.timeout_s.row, f.max_tokens.row),
     h("div", { class: "grid-3" }, f.temperature.row, f.enable_thinking.row, f.reasoning_effort.row),
-    f.extra_params.row, pool.row, active, status,
-    h("div", { class: "dialog-actions" },
+    f.extra_params.row, pool.row, active, status, testOut,
+    h("div", { class: "dialog-actions" }, testBtn,
       h("button", { type: "button", class: "btn", onclick: () => done(null) }, t("cancel")), save));
 
   const clearErrors = () => { Object.values(f).forEach((x) => x.setError("")); replace(status); };
@@ -181,12 +221,20 @@ function buildForm(body, config, defaultTier, done, vendors, configs = []) {
     (first || status).focus?.();
   };
 
-  form.addEventListener("submit", async (ev) => {
-    ev.preventDefault();
-    clearErrors();
+  /** The key part of a request: typed, cleared, or left out (the stored one, server-side). */
+  function keyFields() {
+    const out = editing ? { config_id: c.id } : {};
+    if (keyMode === "set" && keyInput.input.value) out.api_key = keyInput.input.value;
+    if (keyMode === "clear") out.api_key = "";
+    return out;
+  }
+
+  /** {errors} the browser can tell already, else {payload} as saving sends it (a test
+   * needs no name yet). */
+  function collect({ forTest = false } = {}) {
     const v = (k) => f[k].input.value.trim();
     const local = {};
-    for (const k of ["name", "base_url", "model"]) if (!v(k)) local[k] = t("required");
+    for (const k of forTest ? ["base_url", "model"] : ["name", "base_url", "model"]) if (!v(k)) local[k] = t("required");
     let extra = {};
     try {
       extra = v("extra_params") ? JSON.parse(v("extra_params")) : {};
@@ -196,7 +244,7 @@ function buildForm(body, config, defaultTier, done, vendors, configs = []) {
     if (keyMode === "set" && editing && !keyInput.input.value) local.api_key = hostMoved ? t("key_required_host") : t("required");
     const poolValues = pool.read();
     Object.assign(local, poolValues.errors);
-    if (Object.keys(local).length) { showErrors(local); return; }
+    if (Object.keys(local).length) return { errors: local };
     const num = (k) => (v(k) === "" ? null : Number(v(k)));
     const payload = {
       tier: v("tier"), name: v("name"), base_url: v("base_url"), model: v("model"), api_style: v("api_style"),
@@ -206,6 +254,36 @@ function buildForm(body, config, defaultTier, done, vendors, configs = []) {
       reasoning_effort: v("reasoning_effort") || null, extra_params: extra, ...poolValues.payload,
     };
     if (v("vendor") || c.vendor) payload.vendor = v("vendor") || null;
+    return { payload };
+  }
+
+  // Test connection on what the form holds now, saved or not (nothing is stored).
+  async function testForm() {
+    clearErrors();
+    const { errors, payload } = collect({ forTest: true });
+    if (errors) { showErrors(errors); return; }
+    const values = { ...payload };
+    delete values.fallback_ids;  // a test calls this configuration's endpoints only
+    testOut.hidden = false;
+    replace(testOut, h("h3", {}, t("test_form_title")), h("p", { class: "muted" }, t("testing")));
+    setBusy(testBtn, true, t("testing"));
+    try {
+      const r = (await post("/api/admin/llm-configs/test", { ...values, ...keyFields() })) || {};
+      replace(testOut, h("h3", {}, t("test_form_title")), ...testResult(r));
+    } catch (e) {
+      replace(testOut);
+      testOut.hidden = true;
+      if (e.code === "api_key_required") showErrors({ api_key: t("key_required_host") });
+      else if (e.status === 422) showErrors(Object.keys(e.fieldMap()).length ? e.fieldMap() : { body: e.message });
+      else { testOut.hidden = false; replace(testOut, errorBanner(e)); }
+    } finally { setBusy(testBtn, false); }
+  }
+
+  form.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    clearErrors();
+    const { errors, payload } = collect();
+    if (errors) { showErrors(errors); return; }
     if (keyMode === "set" && keyInput.input.value) payload.api_key = keyInput.input.value;
     if (keyMode === "clear") payload.api_key = "";
     if (!editing) payload.is_active = !!active.querySelector("input").checked;

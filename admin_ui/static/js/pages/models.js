@@ -1,7 +1,7 @@
 // #/ai/models: active configuration per tier, the list, edit / activate / delete / test / history.
 import { del, get, post, put } from "../api.js";
 import { fmtNum, fmtTime, labelOf, t, tierLabel } from "../i18n.js";
-import { badge, confirmDialog, diagnosticBox, errorBanner, fieldLabel, h, pageHeader, replace, setBusy, toast } from "../ui.js";
+import { badge, confirmDialog, diagnosticBox, errorBanner, fieldLabel, h, msText, pageHeader, replace, setBusy, toast, valueText } from "../ui.js";
 import { TIERS, openEditor } from "./model_form.js";
 import { can } from "../roles.js";
 import { endpointResults, upstreamSection } from "./upstreams.js";
@@ -16,7 +16,7 @@ const WRITABLE = ["tier", "name", "base_url", "model", "api_style", "timeout_s",
   "enable_thinking", "reasoning_effort", "extra_params"];
 
 const items = (body) => (Array.isArray(body) ? body : Array.isArray(body?.items) ? body.items : []);
-const show = (v) => (v === null || v === undefined ? "null" : typeof v === "object" ? JSON.stringify(v) : String(v));
+const show = (v) => valueText(v);
 
 export function render(main, ctx) {
   // Viewers read (keys masked) and see the history; only operators and admins get the buttons
@@ -33,7 +33,7 @@ export function render(main, ctx) {
     h("section", { class: "section", "aria-labelledby": "active-h" }, h("h2", { id: "active-h" }, t("active_configs")), activeBox),
     h("section", { class: "section", "aria-labelledby": "list-h" }, h("h2", { id: "list-h" }, t("configs_list")), listBox),
     detail);
-  const upstreams = upstreamSection();
+  const upstreams = upstreamSection({ canEdit });
   main.append(upstreams.section);
 
   let configs = [];
@@ -47,6 +47,12 @@ export function render(main, ctx) {
     else replace(activeBox, errorBanner(active.reason));
     if (list.status === "fulfilled") { configs = items(list.value); renderList(); }
     else replace(listBox, errorBanner(list.reason));
+    // An open history follows the change just made (activation, edit, rollback).
+    if (!detail.hidden && detail.dataset.mode === "history") {
+      const open = configs.find((x) => String(x.id) === detail.dataset.configId);
+      if (open) history(open, { focus: false }); else detail.hidden = true;
+    }
+    upstreams.refresh();
   }
 
   function renderActive(body) {
@@ -83,7 +89,7 @@ export function render(main, ctx) {
     // Each action has its own grid slot, so the buttons line up from row to row (an active
     // configuration leaves "activate" empty instead of shifting the others).
     // Short labels keep the actions column narrow; the full name is the accessible one.
-    const LONG = { [t("test_short")]: t("test"), [t("eval_short")]: t("eval_action") };
+    const LONG = { [t("test_short")]: t("test"), [t("eval_short")]: t("eval_action"), [t("deactivate")]: t("deactivate_long") };
     const act = (slot, label, fn, cls = "btn btn-sm") => h("button", { type: "button", class: `${cls} act-${slot}`,
       "aria-label": `${LONG[label] ?? label}: ${c.name}`, title: LONG[label] ?? null, onclick: (ev) => fn(ev.currentTarget) }, label);
     // Running an evaluation calls a model: an operator's, like test connection.
@@ -101,11 +107,18 @@ export function render(main, ctx) {
         canEdit ? act("edit", t("edit"), () => edit(c)) : null,
         canEdit ? act("test", t("test_short"), (b) => test(c, b)) : null,
         act("history", t("history"), () => history(c)),
-        // An active configuration keeps the slot's size (hidden), so every row's grid is the same.
-        !canEdit ? null : c.is_active ? h("span", { class: "btn btn-sm act-activate act-placeholder", "aria-hidden": "true" }, t("activate"))
-          : act("activate", t("activate"), (b) => activate(c, b)),
+        // An active configuration's slot sends its tier back to config.toml instead; both
+        // labels size the slot, so the buttons line up whichever a row shows.
+        !canEdit ? null : sized(c.is_active ? act("activate", t("deactivate"), (b) => deactivate(c, b))
+          : act("activate", t("activate"), (b) => activate(c, b)), c.is_active ? t("activate") : t("deactivate")),
         canEdit ? act("delete", t("delete"), () => remove(c), "btn btn-sm btn-danger-outline") : null,
         evaluable ? act("evaluate", t("eval_short"), () => openEvaluate(c, ctx.navigate)) : null)));
+  }
+
+  function sized(button, other) {
+    const label = button.textContent;
+    replace(button, h("span", {}, label), h("span", { class: "btn-sizer", "aria-hidden": "true" }, other));
+    return button;
   }
 
   async function edit(c) {
@@ -124,6 +137,16 @@ export function render(main, ctx) {
     refresh();
   }
 
+  async function deactivate(c, btn) {
+    if (!(await confirmDialog(t("confirm_deactivate", { name: c.name, tier: tierLabel(c.tier) })))) return;
+    setBusy(btn, true);
+    try {
+      await post(`/api/admin/llm-configs/${encodeURIComponent(c.id)}/deactivate`);
+      toast(t("deactivated", { name: c.name, tier: tierLabel(c.tier) }), "ok");
+    } catch (e) { toast(`${t("error_generic")}${t("colon")}${e.message}`, "error"); }
+    refresh();
+  }
+
   async function remove(c) {
     if (!(await confirmDialog(t("confirm_delete", { name: c.name }), { confirmLabel: t("delete"), danger: true }))) return;
     try { await del(`/api/admin/llm-configs/${encodeURIComponent(c.id)}`); toast(t("deleted", { name: c.name }), "ok"); }
@@ -132,44 +155,34 @@ export function render(main, ctx) {
     refresh();
   }
 
-  function openDetail(c, title, ...content) {
+  function openDetail(c, mode, title, content, { focus = true } = {}) {
     detail.hidden = false;
     detail.dataset.configId = String(c.id);
+    detail.dataset.mode = mode;
     const heading = h("h2", { tabindex: "-1" }, title);
     replace(detail, h("div", { class: "panel-head" }, heading,
       h("button", { type: "button", class: "btn btn-ghost btn-icon", "aria-label": t("close"), onclick: () => { detail.hidden = true; } }, "×")),
-    ...content);
-    heading.focus();
+    content);
+    if (focus) heading.focus();
     return detail;
   }
 
   async function test(c, btn) {
     const out = h("div", { class: "test-result", "data-testid": "test-result" }, h("p", { class: "muted" }, t("testing")));
-    openDetail(c, t("test_result", { name: c.name }), out);
+    openDetail(c, "test", t("test_result", { name: c.name }), out);
     setBusy(btn, true, t("testing"));
     try {
       const r = (await post(`/api/admin/llm-configs/${encodeURIComponent(c.id)}/test`)) || {};
-      const checks = Array.isArray(r.checks) ? r.checks : [];
-      const notes = checks.filter((x) => x.status === "warn").length;
-      replace(out, h("div", { class: "test-summary" },
-        badge(!r.ok ? t("test_failed") : notes ? t("test_ok_notes", { n: notes }) : t("test_ok"),
-          !r.ok ? "error" : notes ? "warn" : "ok", { "data-testid": "test-status" }),
-        h("dl", { class: "kv-list inline" },
-          h("div", { class: "kv" }, h("dt", {}, t("latency")), h("dd", {}, r.latency_ms == null ? "—" : `${fmtNum(r.latency_ms)} ms`)),
-          h("div", { class: "kv" }, h("dt", {}, t("model")), h("dd", { class: "mono" }, r.model ?? "—")),
-          checks.length ? null : h("div", { class: "kv" }, h("dt", {}, t("thinking_suppressed")), h("dd", {},
-            r.thinking_suppressed === true ? t("yes") : r.thinking_suppressed === false ? t("no") : "—")))),
-        checks.length ? checkList(checks) : null,
-        diagnosticBox(r.diagnostic), endpointResults(r.endpoints));
+      replace(out, ...testResult(r));
       upstreams.refresh();
     } catch (e) {
       replace(out, errorBanner(e), diagnosticBox(e.error?.diagnostic));
     } finally { setBusy(btn, false); }
   }
 
-  async function history(c) {
+  async function history(c, { focus = true } = {}) {
     const out = h("div", { class: "revisions", "data-testid": "revisions" }, h("p", { class: "muted" }, t("loading")));
-    openDetail(c, t("revisions_title", { name: c.name }), out);
+    openDetail(c, "history", t("revisions_title", { name: c.name }), out, { focus });
     try {
       const revs = items(await get(`/api/admin/llm-configs/${encodeURIComponent(c.id)}/revisions`)).map(normalizeRevision);
       revs.sort((a, b) => (b.version ?? 0) - (a.version ?? 0) || (b.id ?? 0) - (a.id ?? 0));
@@ -239,6 +252,22 @@ export function render(main, ctx) {
 }
 
 const CHECK_KIND = { ok: "ok", warn: "warn", fail: "error", info: "info", skipped: "neutral" };
+
+/** A connection test's answer (POST .../test, stored or unsaved): verdict, checks, endpoints. */
+export function testResult(r) {
+  const checks = Array.isArray(r.checks) ? r.checks : [];
+  const notes = checks.filter((x) => x.status === "warn").length;
+  return [h("div", { class: "test-summary" },
+    badge(!r.ok ? t("test_failed") : notes ? t("test_ok_notes", { n: notes }) : t("test_ok"),
+      !r.ok ? "error" : notes ? "warn" : "ok", { "data-testid": "test-status" }),
+    h("dl", { class: "kv-list inline" },
+      h("div", { class: "kv" }, h("dt", {}, t("latency")), h("dd", {}, msText(r.latency_ms))),
+      h("div", { class: "kv" }, h("dt", {}, t("model")), h("dd", { class: "mono" }, r.model ?? "—")),
+      checks.length ? null : h("div", { class: "kv" }, h("dt", {}, t("thinking_suppressed")), h("dd", {},
+        r.thinking_suppressed === true ? t("yes") : r.thinking_suppressed === false ? t("no") : "—")))),
+  checks.length ? checkList(checks) : null,
+  diagnosticBox(r.diagnostic), endpointResults(r.endpoints)];
+}
 
 /** What the connection test checked, one line each: its verdict and what it means. */
 function checkList(checks) {

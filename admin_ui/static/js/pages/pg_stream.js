@@ -167,6 +167,11 @@ export function renderScript(panel) {
         } else if (event === "end") {
           reason = d.reason ?? "completed";
           if (d.error) extra.append(errorBanner({ code: d.error.code, message: d.error.message }));
+          // The draft the server kept: read, edit or delete it on the drafts page.
+          if (d.draft_id != null) {
+            extra.append(h("p", { class: "draft-link", "data-testid": "script-draft" }, `${t("draft_saved_as", { id: d.draft_id })} · `,
+              h("a", { href: `#/ai/scripts?id=${encodeURIComponent(d.draft_id)}` }, t("draft_open"))));
+          } else if (d.draft_error) extra.append(h("p", { class: "muted" }, t("draft_not_saved", { reason: d.draft_error })));
         } else if (event === "usage") {
           extra.append(h("p", { class: "muted" }, usageText(d)));
         }

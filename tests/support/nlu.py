@@ -19,8 +19,8 @@ from typing import Any
 import httpx
 import orjson
 
-from callout_server.app import create_app
 from callout_server.config.settings import Settings
+from tests.fixtures.app import running_app
 from tests.fixtures.database import SERVICE_HEADERS, reset_tables
 
 DECIDE = "/api/nlu/decide"
@@ -55,15 +55,10 @@ async def nlu_app(make_settings: Callable[..., Settings], pg_url: str, emulator:
                   model: str, persona: str = "vllm", *, base_url: str | None = None,
                   **settings: Any) -> AsyncIterator[httpx.AsyncClient]:
     await reset_tables(pg_url)
-    app = create_app(make_settings(**{
+    async with running_app(make_settings(**{
         "llm.nlu.base_url": base_url or emulator.base_url(persona), "llm.nlu.model": model,
         # The background generation poll stays out of the way of query counts and timings.
-        "redis.poll_interval_s": 3600, **settings}))
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://t",
-                                     timeout=30) as client:
-            client.services = app.state.services  # type: ignore[attr-defined]
-            yield client
+        "redis.poll_interval_s": 3600, **settings})) as client:
+        yield client
 
 

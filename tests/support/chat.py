@@ -2,9 +2,8 @@
 
     make_service(emulator, model, ...)   a ChatService on the real emulator process
     collect(run) / read_sse(response)    parsed events with their arrival times
-    StreamingASGITransport               httpx transport that streams an ASGI app's body as it
-                                         is sent (httpx's ASGITransport buffers the whole
-                                         body) and tells the app when the client hangs up
+    http_client(service)                 a client on the chat router alone, streaming
+                                         (tests.fixtures.app.StreamingASGITransport)
 """
 
 from __future__ import annotations
@@ -29,6 +28,7 @@ from callout_server.tiers.chat.router import router
 from callout_server.tiers.chat.schemas import SessionCreate, TurnRequest
 from callout_server.tiers.chat.service import ChatService
 from callout_server.tiers.chat.turn import TurnRun
+from tests.fixtures.app import StreamingASGITransport
 
 
 @dataclass
@@ -165,74 +165,6 @@ def make_app(service: ChatService) -> FastAPI:
     app.state.components = {ChatService: service}
     app.dependency_overrides[require_service] = lambda: Principal("dialer", "service", "token")
     return app
-
-
-class _BodyStream(httpx.AsyncByteStream):
-    def __init__(self, queue: asyncio.Queue[bytes | None], task: asyncio.Task[None],
-                 disconnect: asyncio.Event) -> None:
-        self._queue, self._task, self._disconnect = queue, task, disconnect
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        while (chunk := await self._queue.get()) is not None:
-            yield chunk
-
-    async def aclose(self) -> None:
-        self._disconnect.set()  # the client hangs up: the app sees http.disconnect
-        try:
-            await asyncio.wait_for(asyncio.shield(self._task), 5)
-        except (TimeoutError, Exception):
-            self._task.cancel()
-
-
-class StreamingASGITransport(httpx.AsyncBaseTransport):
-    def __init__(self, app: FastAPI) -> None:
-        self.app = app
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        body = await request.aread()
-        scope = {
-            "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
-            "method": request.method, "headers": [(k.lower(), v) for k, v in request.headers.raw],
-            "scheme": "http", "path": request.url.path, "raw_path": request.url.raw_path,
-            "query_string": request.url.query, "server": ("test", 80), "client": ("127.0.0.1", 1),
-            "root_path": "",
-        }
-        queue: asyncio.Queue[bytes | None] = asyncio.Queue()
-        disconnect = asyncio.Event()
-        started = asyncio.get_running_loop().create_future()
-        body_sent = False
-
-        async def receive() -> dict[str, Any]:
-            nonlocal body_sent
-            if not body_sent:
-                body_sent = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            await disconnect.wait()
-            return {"type": "http.disconnect"}
-
-        async def send(message: dict[str, Any]) -> None:
-            if message["type"] == "http.response.start":
-                started.set_result((message["status"], message.get("headers", [])))
-            elif message["type"] == "http.response.body":
-                if message.get("body"):
-                    queue.put_nowait(message["body"])
-                if not message.get("more_body", False):
-                    queue.put_nowait(None)
-
-        async def run() -> None:
-            try:
-                await self.app(scope, receive, send)
-            except BaseException as exc:
-                if not started.done():
-                    started.set_exception(exc)
-                raise
-            finally:
-                queue.put_nowait(None)
-
-        task = asyncio.create_task(run())
-        status, headers = await started
-        return httpx.Response(status, headers=headers, stream=_BodyStream(queue, task, disconnect),
-                              request=request)
 
 
 def http_client(service: ChatService) -> httpx.AsyncClient:

@@ -16,11 +16,11 @@ from typing import Any
 
 import httpx
 
-from callout_server.app import create_app
 from callout_server.config.settings import Settings
+from tests.fixtures.app import running_app
 from tests.fixtures.database import ADMIN_HEADERS, SERVICE_HEADERS, reset_tables
 from tests.fixtures.emulator import EmulatorHandle
-from tests.test_chat_support import Event, StreamingASGITransport, read_sse
+from tests.support.chat import Event, read_sse
 
 BRIEF = "回访上周购买净水器的客户，确认安装满意度，有问题转人工"
 MakeSettings = Callable[..., Settings]  # the `make_settings` fixture
@@ -42,12 +42,8 @@ async def script_app(make_settings: MakeSettings, pg_url: str, emulator: Emulato
     overrides = {"llm.script.base_url": emulator.base_url(persona), "llm.script.model": model,
                  "llm.script.vendor": vendor, "llm.script.timeout_s": 20.0}
     overrides |= {f"llm.script.{k}": v for k, v in settings.items()} | (app_settings or {})
-    app = create_app(make_settings(**overrides))
-    async with app.router.lifespan_context(app):
-        async with httpx.AsyncClient(transport=StreamingASGITransport(app),
-                                     base_url="http://t") as client:
-            client.services = app.state.services  # type: ignore[attr-defined]
-            yield client
+    async with running_app(make_settings(**overrides), streaming=True) as client:
+        yield client
 
 
 async def generate(c: httpx.AsyncClient, **body: Any) -> httpx.Response:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 JS_DIR = ROOT / "admin_ui" / "static" / "js"
 TEMPLATES = ROOT / "admin_ui" / "templates"
 
