@@ -30,7 +30,8 @@ from callout_server.calllog.metrics import CONFIG_GENERATION, watch_writer
 from callout_server.calllog.recorder import DiagnosticsRecorder
 from callout_server.calllog.service import DiagnosticsQueries
 from callout_server.config.bus import ConfigSync
-from callout_server.config.drains import DrainService
+from callout_server.config.drains import DRAINS, DrainService
+from callout_server.config.live import LiveWrites
 from callout_server.config.secrets import SecretBox, secret_box_from_settings
 from callout_server.config.service import ConfigService
 from callout_server.config.settings import Settings
@@ -60,6 +61,7 @@ class Services:
     upstreams: Upstreams
     store: ConfigStore
     sync: ConfigSync
+    writes: LiveWrites
     config: ConfigService
     tester: ConnectionTester
     auth: AuthService
@@ -122,18 +124,21 @@ class Services:
 
     async def _start_config(self) -> None:
         s = self.settings
-        loader = SnapshotLoader(self.db, self.secrets, s.file_llm_configs)
+        # Live state beside the configurations, loaded with every snapshot (config/live.py).
+        loader = SnapshotLoader(self.db, self.secrets, s.file_llm_configs, sections=[DRAINS])
         self.store = ConfigStore(loader.initial(), loader.load)
         self.store.add_listener(lambda snapshot: CONFIG_GENERATION.set(snapshot.generation))
         self.sync = ConfigSync(
             self.store, loader.read_generation, redis_url=s.redis.url,
             channel_prefix=s.redis.channel_prefix, poll_interval_s=s.redis.poll_interval_s,
             db_timeout_s=max(2.0, s.database.connect_timeout_s + 1.0))
-        self.config = self._provide(ConfigService(self.db, self.secrets, self.store, self.sync,
+        self.writes = LiveWrites(self.db, self.sync)
+        self.config = self._provide(ConfigService(self.writes, self.secrets, self.store,
                                                   targets=s.targets))
         # Endpoints drained by hand travel with the snapshot, to every worker's pools.
-        self._provide(DrainService(self.db, self.sync, s.file_llm_configs))
-        self.store.add_listener(lambda snapshot: self.upstreams.set_drains(snapshot.drains))
+        self._provide(DrainService(self.writes, s.file_llm_configs))
+        self.store.add_listener(
+            lambda snapshot: self.upstreams.set_drains(snapshot.section(DRAINS)))
         self.tester = self._provide(ConnectionTester(self.llm, self.config, THINKING_DEFAULT))
         self._provide(ModelLister(self.config))
         await self.sync.start()

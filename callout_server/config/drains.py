@@ -1,16 +1,15 @@
 """Endpoints of a pool taken out of service by hand ("drain"), cluster-wide.
 
-    drains = DrainService(db, events, file_configs)
+    drains = DrainService(writes, file_configs)               # writes: live.LiveWrites
     await drains.drain(EndpointRef(config="7", base_url="http://gpu-02.internal/v1"), actor)
     await drains.undrain(ref, actor)                     # back in service
 
 Ops take a GPU node out (maintenance, a bad driver) without editing the configuration: its
 version, revisions and fallbacks stay as they are. A drain is a row (`endpoint_drains`)
 written like a configuration change, in one unit of work that bumps the cluster's config
-generation and records its audit event; once committed the generation is published
-(`ConfigEvents.committed`), so every worker's next snapshot carries it
-(`ConfigSnapshot.drains`, applied by `Upstreams.set_drains`) within a second with Redis, or
-a poll interval without. There, the endpoint takes no new request (no probe, no last-resort
+generation and records its audit event (`live.LiveWrites`); once committed the generation is
+published, so every worker's next snapshot carries it (the `DRAINS` section, applied by
+`Upstreams.set_drains`) within a second with Redis, or a poll interval without. There, the endpoint takes no new request (no probe, no last-resort
 call); requests in flight finish. An endpoint is named as GET /api/admin/upstreams names it:
 the pool's key (a configuration id, or `file:<tier>` for a config.toml section) and its base
 URL as shown (credentials masked, so none are stored here).
@@ -18,23 +17,22 @@ URL as shown (credentials masked, so none are stored here).
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import Mapping
 from datetime import datetime
+from types import MappingProxyType
 
 from pydantic import BaseModel, Field
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from callout_server.audit.trail import Actor, record
-from callout_server.config.errors import DatabaseUnavailable, EndpointNotFound
+from callout_server.config.errors import EndpointNotFound
+from callout_server.config.live import LiveWrites, Section
 from callout_server.config.model import TIERS, Tier
 from callout_server.config.models import EndpointDrain
 from callout_server.config.repository import ConfigRepository
-from callout_server.config.service import ConfigEvents
 from callout_server.db.base import utcnow
-from callout_server.db.engine import Database, is_db_unavailable
-from callout_server.errors import ApiError
 from callout_server.llm import LLMConfig, mask_url
+from callout_server.upstream import Drain
 
 
 class EndpointRef(BaseModel):
@@ -57,13 +55,21 @@ class _Unchanged(Exception):
         self.result = result
 
 
+async def load_drains(session: AsyncSession) -> Mapping[tuple[str, str], Drain]:
+    return MappingProxyType({
+        (d.config_key, d.base_url): Drain(d.drained_by, d.drained_at.timestamp())
+        for d in await ConfigRepository(session).drains()})
+
+
+# (config key, URL as shown) -> who drained it and when.
+DRAINS: Section[Mapping[tuple[str, str], Drain]] = Section(
+    "drains", load_drains, initial=MappingProxyType({}))
+
+
 class DrainService:
-    def __init__(self, db: Database, events: ConfigEvents,
-                 file_configs: Mapping[Tier, LLMConfig], *, write_timeout_s: float = 10.0) -> None:
-        self._db = db
-        self._events = events
+    def __init__(self, writes: LiveWrites, file_configs: Mapping[Tier, LLMConfig]) -> None:
+        self._writes = writes
         self._file_configs = file_configs
-        self._timeout_s = write_timeout_s
 
     async def drain(self, ref: EndpointRef, actor: Actor) -> DrainOut:
         return await self._change(ref, actor, drained=True)
@@ -74,7 +80,8 @@ class DrainService:
     async def _change(self, ref: EndpointRef, actor: Actor, *, drained: bool) -> DrainOut:
         url = ref.base_url.rstrip("/")
         try:
-            async with self._write() as (repo, generation):
+            async with self._writes.unit() as (session, generation):
+                repo = ConfigRepository(session)
                 name, tier = await self._endpoint(repo, ref.config, url)
                 current = await repo.get_drain(ref.config, url)
                 if (current is not None) == drained:  # already so: nothing to publish
@@ -92,23 +99,8 @@ class DrainService:
                 result = _out(ref.config, url, current)
         except _Unchanged as unchanged:
             return unchanged.result
-        await self._events.committed(generation)
+        await self._writes.committed(generation)
         return result
-
-    @asynccontextmanager
-    async def _write(self) -> AsyncIterator[tuple[ConfigRepository, int]]:
-        try:
-            async with asyncio.timeout(self._timeout_s), self._db.session() as session:
-                repo = ConfigRepository(session)
-                # First: the generation row's lock orders this among configuration writers.
-                yield repo, await repo.bump_generation()
-        except (ApiError, _Unchanged):
-            raise
-        except Exception as exc:
-            if is_db_unavailable(exc):
-                self._events.db_failed(exc)
-                raise DatabaseUnavailable() from exc
-            raise
 
     async def _endpoint(self, repo: ConfigRepository, key: str, url: str) -> tuple[str, str]:
         """The (name, tier) of the configuration whose pool has `url`; 404 otherwise."""

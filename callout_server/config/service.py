@@ -3,7 +3,7 @@
 Every write is one unit of work that first bumps `config_state.generation` (its row lock
 serialises configuration writers across the cluster), changes the rows, writes revision
 rows and the audit event (`audit.trail.record`, same session), and commits; only then is
-the new generation swapped in locally and published (`ConfigEvents.committed`). A failed
+the new generation swapped in locally and published (`LiveWrites.committed`, live.py). A failed
 write changes nothing and leaves no audit event. Reads of the serving configuration
 (`active`) come from the in-memory snapshot; the admin list/get/revisions read the table.
 The key's rules are in keys.py, the revision and audit rows in changes.py.
@@ -11,10 +11,9 @@ The key's rules are in keys.py, the revision and audit rows in changes.py.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any, Protocol
+from typing import Any
 
 from sqlalchemy.exc import IntegrityError
 
@@ -24,13 +23,13 @@ from callout_server.config.errors import (
     ApiKeyRequired,
     ConfigNotFound,
     ConfigUnusable,
-    DatabaseUnavailable,
     InUse,
     NameConflict,
     PoolInvalid,
     VersionConflict,
 )
 from callout_server.config.keys import apply_key, key_would_follow, masked_key, stored_key
+from callout_server.config.live import LiveWrites
 from callout_server.config.models import LLMConfigRow
 from callout_server.config.repository import ConfigRepository
 from callout_server.config.schemas import (
@@ -51,7 +50,6 @@ from callout_server.config.secrets import SecretBox, SecretDecryptError
 from callout_server.config.snapshot import ConfigStore, row_to_config
 from callout_server.config.targets import refuse_targets
 from callout_server.db.base import utcnow
-from callout_server.db.engine import Database, is_db_unavailable
 from callout_server.errors import ApiError
 from callout_server.i18n import current, msg, text
 from callout_server.llm import LLMConfig, TargetPolicy, mask_api_key, mask_url
@@ -67,61 +65,32 @@ class _Unchanged(Exception):
         self.result = result
 
 
-class ConfigEvents(Protocol):
-    """Who hears about writes: the cluster sync (`bus.ConfigSync`) in a worker."""
-
-    async def committed(self, generation: int) -> None:
-        """A write committed `generation`: swap the local snapshot, tell the other workers."""
-
-    def db_failed(self, exc: BaseException) -> None:
-        """The database could not be reached (health, and the poll's next probe)."""
-
-
 class ConfigService:
-    def __init__(self, db: Database, secrets: SecretBox, store: ConfigStore,
-                 events: ConfigEvents, *, write_timeout_s: float = 10.0,
+    def __init__(self, writes: LiveWrites, secrets: SecretBox, store: ConfigStore, *,
                  targets: TargetPolicy | None = None) -> None:
         self.targets = targets or TargetPolicy()
-        self.db = db
+        self.writes = writes
         self.secrets = secrets
         self.store = store
-        self.events = events
-        self.write_timeout_s = write_timeout_s
 
-    # -- units of work -----------------------------------------------------------------
+    # -- units of work (live.py: the generation first, the commit, then the publication) --
     @asynccontextmanager
     async def _read(self) -> AsyncIterator[ConfigRepository]:
-        try:
-            async with asyncio.timeout(self.write_timeout_s), self.db.session() as session:
-                yield ConfigRepository(session)
-        except ApiError:
-            raise
-        except Exception as exc:
-            raise self._translate(exc) from exc
+        async with self.writes.read() as session:
+            yield ConfigRepository(session)
 
     @asynccontextmanager
     async def _write(self) -> AsyncIterator[tuple[ConfigRepository, int]]:
         try:
-            async with asyncio.timeout(self.write_timeout_s), self.db.session() as session:
-                repo = ConfigRepository(session)
-                yield repo, await repo.bump_generation()
-        except (ApiError, _Unchanged):
-            raise
-        except Exception as exc:
-            raise self._translate(exc) from exc
-
-    def _translate(self, exc: Exception) -> Exception:
-        if isinstance(exc, IntegrityError):
+            async with self.writes.unit() as (session, generation):
+                yield ConfigRepository(session), generation
+        except IntegrityError as exc:
             # Normally prevented by the checks below under the generation lock; a race on
             # a database without that lock still ends as a 409, never a 500.
-            return ApiError(msg("config_conflict"), code="conflict", status=409)
-        if is_db_unavailable(exc):
-            self.events.db_failed(exc)
-            return DatabaseUnavailable()
-        return exc
+            raise ApiError(msg("config_conflict"), code="conflict", status=409) from exc
 
     async def _committed(self, generation: int) -> None:
-        await self.events.committed(generation)
+        await self.writes.committed(generation)
 
     # -- views -------------------------------------------------------------------------
     def view(self, row: LLMConfigRow) -> LLMConfigOut:

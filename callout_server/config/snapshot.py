@@ -15,10 +15,11 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from types import MappingProxyType
-from typing import Literal
+from typing import Any, Literal, TypeVar
 
 from callout_server.config.errors import ConfigUnusable
 from callout_server.config.keys import stored_key
+from callout_server.config.live import Section
 from callout_server.config.model import TIERS, Tier
 from callout_server.config.models import LLMConfigRow
 from callout_server.config.repository import ConfigRepository
@@ -26,9 +27,11 @@ from callout_server.config.schemas import call_values
 from callout_server.config.secrets import SecretBox, SecretDecryptError
 from callout_server.db.engine import Database
 from callout_server.llm import LLMConfig
-from callout_server.upstream import Drain, Route
+from callout_server.upstream import Route
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,12 +52,16 @@ class ConfigSnapshot:
     loaded_at: float = field(default_factory=time.monotonic)
     # The configurations the active ones fall back to (active or not), by id.
     fallbacks: Mapping[int, LLMConfig] = field(default_factory=lambda: MappingProxyType({}))
-    # Endpoints taken out of service by hand: (config key, URL as shown) -> who and when.
-    drains: Mapping[tuple[str, str], Drain] = field(default_factory=lambda: MappingProxyType({}))
+    # Live state beside the configurations (live.py), by section name.
+    sections: Mapping[str, object] = field(default_factory=lambda: MappingProxyType({}))
     _routes: dict[Tier, Route] = field(default_factory=dict)
 
     def active(self, tier: Tier) -> ActiveTier:
         return self.tiers[tier]
+
+    def section(self, section: Section[T]) -> T:
+        """A feature's live state as loaded with this snapshot (its initial value before)."""
+        return self.sections.get(section.name, section.initial)  # type: ignore[return-value]
 
     def config_for(self, tier: Tier) -> LLMConfig:
         """The configuration a call of `tier` runs with; raises when it is unusable."""
@@ -92,7 +99,7 @@ def row_to_config(row: LLMConfigRow, api_key: str) -> LLMConfig:
 def build_snapshot(generation: int, active_rows: Iterable[LLMConfigRow],
                    file_configs: Mapping[Tier, LLMConfig], secrets: SecretBox,
                    fallback_rows: Iterable[LLMConfigRow] = (), *,
-                   drains: Mapping[tuple[str, str], Drain] | None = None) -> ConfigSnapshot:
+                   sections: Mapping[str, object] | None = None) -> ConfigSnapshot:
     """Active database rows win; a tier without one serves its config.toml section.
 
     `fallback_rows` are the rows the active ones name in `fallback_ids`; one whose key does
@@ -127,17 +134,21 @@ def build_snapshot(generation: int, active_rows: Iterable[LLMConfigRow],
         fallbacks[row.id] = row_to_config(row, key)
     return ConfigSnapshot(generation=generation, tiers=MappingProxyType(tiers),
                           fallbacks=MappingProxyType(fallbacks),
-                          drains=MappingProxyType(dict(drains or {})))
+                          sections=MappingProxyType(dict(sections or {})))
 
 
 class SnapshotLoader:
     """Reads the cluster's configuration for a worker: the generation, then the snapshot."""
 
     def __init__(self, db: Database, secrets: SecretBox,
-                 file_configs: Mapping[Tier, LLMConfig]) -> None:
+                 file_configs: Mapping[Tier, LLMConfig],
+                 sections: Iterable[Section[Any]] = ()) -> None:
         self._db = db
         self._secrets = secrets
         self.file_configs = file_configs
+        self.sections = tuple(sections)
+        names = [section.name for section in self.sections]
+        assert len(set(names)) == len(names), f"section names repeat: {names}"
 
     async def read_generation(self) -> int:
         async with self._db.session() as session:
@@ -152,10 +163,10 @@ class SnapshotLoader:
             rows = await repo.active_rows()
             wanted = sorted({i for r in rows for i in (r.fallback_ids or ())})
             fallback_rows = await repo.get_many(wanted)
-            drains = {(d.config_key, d.base_url): Drain(d.drained_by, d.drained_at.timestamp())
-                      for d in await repo.drains()}
+            # In the same session, after the generation: one reload moves every section.
+            sections = {section.name: await section.load(session) for section in self.sections}
         return build_snapshot(generation, rows, self.file_configs, self._secrets, fallback_rows,
-                              drains=drains)
+                              sections=sections)
 
     def initial(self) -> ConfigSnapshot:
         """What a worker serves before its first load: the config.toml sections."""
