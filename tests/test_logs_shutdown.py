@@ -14,7 +14,8 @@ from typing import Any
 
 import httpx
 
-from tests.fixtures.database import SERVICE_HEADERS, free_port
+from tests.fixtures.app import free_port
+from tests.fixtures.database import SERVICE_HEADERS
 from tests.fixtures.tcp_proxy import TcpProxy
 
 
