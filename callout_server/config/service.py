@@ -238,10 +238,10 @@ class ConfigService:
                 if not row.is_active:
                     raise _Unchanged(self.view(row))
                 row.is_active = False
-                self._touch(row, actor.name)
+                touch(row, actor.name)
                 await repo.flush()
                 changes = {"is_active": {"old": True, "new": False}}
-                await self._revision(repo, row, "deactivate", changes, actor.name, generation)
+                await add_revision(repo, row, "deactivate", changes, actor.name, generation)
                 audit(repo, actor, "config.deactivate", row, changes, [])
                 result = self.view(row)
         except _Unchanged as unchanged:
