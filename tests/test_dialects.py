@@ -11,10 +11,9 @@ from callout_server.llm.dialects import (
     DIALECTS,
     Dialect,
     detect_dialect,
-    openai_model,
     resolve_dialect,
-    template_key,
 )
+from callout_server.llm.model_names import openai_model, template_key
 
 BRIEF_NAMES = {
     "openai", "azure", "deepseek", "dashscope", "siliconflow", "zai", "kimi", "ark",

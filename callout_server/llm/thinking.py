@@ -17,7 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from callout_server.llm.config import LLMConfig
-from callout_server.llm.dialects import Control, Dialect, Setting, openai_model, template_key
+from callout_server.llm.dialects import Control, Dialect, Setting
+from callout_server.llm.model_names import openai_model, template_key
 from callout_server.llm.request import LLMRequest
 
 

@@ -24,8 +24,9 @@ from callout_server.llm.adapters.common import (
 )
 from callout_server.llm.adapters.responses import ResponsesAdapter
 from callout_server.llm.adapters.think import split_think
-from callout_server.llm.dialects import FALLBACK, Dialect, preopens_think
+from callout_server.llm.dialects import FALLBACK, Dialect
 from callout_server.llm.events import Event, Usage
+from callout_server.llm.model_names import preopens_think
 
 
 class Adapter(Protocol):

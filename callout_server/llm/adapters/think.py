@@ -8,7 +8,7 @@ opening tag means everything before it was reasoning (DeepSeek-R1 and Qwen3-*-Th
 templates put `<think>` into the prompt).
 
 That last shape cannot be recognised while streaming until the closing tag arrives. For model
-families known to pre-open the tag (`dialects.preopens_think`), `preopened=True` holds all
+families known to pre-open the tag (`model_names.preopens_think`), `preopened=True` holds all
 content back until the closing tag (or the end: then it was the answer, unless the output was
 cut by `length`). For the rest, text is released at once: a late bare closing tag turns only
 the text not yet released into reasoning, and `late_close` records that earlier text already
