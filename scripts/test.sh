@@ -45,5 +45,8 @@ promtool --version | head -n1
 log "lint (ruff)"
 .venv/bin/ruff check .
 
-log "tests (pytest)"
-.venv/bin/python -m pytest "$@"
+log "tests (pytest, ${PYTEST_WORKERS:-2} processes)"
+# One process per core (pytest-xdist); a file's tests stay together in one process, as they
+# share module fixtures. Each process migrates its own database (tests/fixtures/database.py).
+# PYTEST_WORKERS=0 runs in this process only.
+.venv/bin/python -m pytest -n "${PYTEST_WORKERS:-2}" --dist loadfile "$@"

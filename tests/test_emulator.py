@@ -553,7 +553,8 @@ async def test_hang_never_answers_and_is_recorded_as_disconnect(emulator):
     model = emulator.unique_model()
     await emulator.script(model, {"hang": True})
     with pytest.raises(httpx.ReadTimeout):
-        async with httpx.AsyncClient(timeout=0.3) as c:
+        # Only the read may time out: a connect on a busy machine can take longer.
+        async with httpx.AsyncClient(timeout=httpx.Timeout(0.3, connect=10.0)) as c:
             await c.post(f"{emulator.base_url()}/chat/completions",
                          json={"model": model, "messages": MSG})
     rec = await wait_for_record(emulator, model, lambda r: r["disconnected"])
@@ -565,7 +566,7 @@ async def test_hang_mid_stream(emulator):
     await emulator.script(model, {"content": "一二三四五", "hang": 3})
     got: list[str] = []
     with pytest.raises(httpx.ReadTimeout):
-        async with httpx.AsyncClient(timeout=0.4) as c, c.stream(
+        async with httpx.AsyncClient(timeout=httpx.Timeout(1.0, connect=10.0)) as c, c.stream(
             "POST", f"{emulator.base_url()}/chat/completions",
             json={"model": model, "messages": MSG, "stream": True}) as r:
             async for line in r.aiter_lines():
