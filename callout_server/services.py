@@ -175,7 +175,8 @@ class Services:
         self.scripts = self._provide(ScriptService(
             ups, lambda: store.current.route_for("script"), self.drafts, self.recorder, locale))
         self.chat = self._provide(ChatService(
-            ups, lambda: store.current.route_for("chat"), s.chat, self.recorder, locale))
+            ups, lambda: store.current.route_for("chat"), s.chat, self.recorder, locale,
+            lexicons=lambda: store.current.section(LEXICONS)))
         await self.chat.start()
         self._stoppers.append(self.chat.stop)
         self._provide(UpstreamHealth(self.upstreams, self.store))
