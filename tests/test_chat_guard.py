@@ -208,3 +208,28 @@ async def test_a_guard_naming_an_unknown_lexicon_is_refused(emulator):
             pass
     finally:
         await h.close()
+
+
+async def test_guard_actions_and_fillers_are_counted(emulator):
+    from prometheus_client import REGISTRY
+
+    def value(name: str, **labels: str) -> float:
+        return REGISTRY.get_sample_value(name, labels) or 0.0
+
+    before = (value("callout_chat_guard_actions_total", lexicon="finance", action="replace"),
+              value("callout_chat_guard_actions_total", lexicon="", action="mask_pii"),
+              value("callout_chat_fillers_total"))
+    model = emulator.unique_model("chatm")
+    await emulator.script(model, {"chunks": chunks_of("稳赚。保本。电话13800138000。"),
+                                  "ttft_ms": 400}, times=1)
+    h = await guarded_service(emulator, model, Books(lexicon_book(FINANCE)))
+    try:
+        new_session(h, guard={"lexicons": ["finance"], "mask_pii": True},
+                    filler={"after_ms": 100, "texts": ["请稍等。"]})
+        await collect(turn(h, "t1", "a"))
+        after = (value("callout_chat_guard_actions_total", lexicon="finance", action="replace"),
+                 value("callout_chat_guard_actions_total", lexicon="", action="mask_pii"),
+                 value("callout_chat_fillers_total"))
+        assert [a - b for a, b in zip(after, before, strict=True)] == [2, 1, 1]
+    finally:
+        await h.close()
