@@ -115,3 +115,33 @@ async def test_filler_and_guard_together(emulator):
         assert sentences(events) == ["嗯，我查一下。", "具体收益以合同为准。", "您考虑一下。"]
     finally:
         await h.close()
+
+
+async def test_once_per_turn_across_a_tool_continuation(emulator):
+    from callout_server.tiers.chat.schemas import ToolOutputRequest
+
+    tool = {"type": "function", "name": "lookup_order",
+            "parameters": {"type": "object", "properties": {}}}
+    call = {"id": "v1", "name": "lookup_order", "arguments": {}}
+    h = await _service(emulator, {"tool_calls": [call], "ttft_ms": 400},
+                       {"content": "已经发货了。", "ttft_ms": 400},
+                       {"tool_calls": [{**call, "id": "v2"}]},
+                       {"content": "明天到。", "ttft_ms": 400})
+    try:
+        new_session(h, filler=FILLER, tools=[tool])
+        first = await collect(turn(h, "t1", "我的快递呢"))
+        assert len(_fillers(first)) == 1  # slow to start: the hold phrase
+        made = next(e.data["call_id"] for e in first if e.name == "tool_call")
+        more = await collect(h.service.submit_tool_output(
+            "c1", ToolOutputRequest(call_id=made, output="shipped", respond=True)))
+        assert _fillers(more) == []  # slow again, but the turn already had its filler
+        assert sentences(more) == ["已经发货了。"] and more[0].data["index"] == 1
+        # A tool call at once, then a slow continuation: its filler is the turn's first.
+        quick = await collect(turn(h, "t2", "什么时候到"))
+        assert _fillers(quick) == []
+        made = next(e.data["call_id"] for e in quick if e.name == "tool_call")
+        later = await collect(h.service.submit_tool_output(
+            "c1", ToolOutputRequest(call_id=made, output="tomorrow", respond=True)))
+        assert [f["text"] for f in _fillers(later)] == ["请稍等。"]
+    finally:
+        await h.close()

@@ -150,3 +150,26 @@ async def test_a_lexicon_reaches_every_worker(start_worker: Any) -> None:
             assert time.monotonic() - saved < 10, "the change never reached the second worker"
             await asyncio.sleep(0.05)
         assert await action_on_two("稳赚不赔") is None
+
+
+async def test_every_normalisation_through_the_live_lexicon(app_client: httpx.AsyncClient) -> None:
+    await _put(app_client, "finance", {**FINANCE, "terms": [*FINANCE["terms"], "guaranteed return"]})
+    hit = {
+        "这款产品保本": "保本",            # as listed
+        "这款产品稳 赚": "稳 赚",          # a space inside the term
+        "这款产品保-本": "保-本",          # a mark inside the term
+        "零風險的理財": "零風險",          # traditional characters
+        "ＧＵＡＲＡＮＴＥＥＤ　ＲＥＴＵＲＮ！": "ＧＵＡＲＡＮＴＥＥＤ　ＲＥＴＵＲＮ",  # full width, case
+        "a Guaranteed  Return, sir": "Guaranteed  Return",
+        "保本保息，确保本月到账": "保本",   # the first 保本 overlaps nothing allowed
+    }
+    clean = ["确保本月到账", "担保本金的事", "保，本", "unguaranteed returns", "稳定赚钱"]
+    for text, said in hit.items():
+        r = await app_client.post(f"{URL}/try", headers=ADMIN_HEADERS, json={"text": text})
+        assert r.status_code == 200, r.text
+        out = r.json()
+        assert out["action"] == "replace" and out["hits"][0]["text"] == said, (text, out)
+        assert text[out["hits"][0]["start"]:out["hits"][0]["end"]] == said
+    for text in clean:
+        r = await app_client.post(f"{URL}/try", headers=ADMIN_HEADERS, json={"text": text})
+        assert r.json()["action"] is None and r.json()["spoken"] == text, (text, r.json())
