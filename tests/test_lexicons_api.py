@@ -70,7 +70,8 @@ async def test_create_read_update_delete_with_versions(app_client: httpx.AsyncCl
     update = trail[2]
     assert update["target"] == "lexicon:finance"
     assert update["detail"]["terms_removed"] == ["零风险"]
-    assert update["detail"]["after"]["terms"] == 2
+    assert (update["detail"]["terms"], update["detail"]["version"]) == (2, 2)
+    assert trail[0]["detail"]["name"] == "finance" and trail[0]["detail"]["version"] == 3
 
 
 async def test_bad_input_is_a_422_naming_the_field(app_client: httpx.AsyncClient) -> None:

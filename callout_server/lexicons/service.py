@@ -67,9 +67,6 @@ class LexiconService:
                 if await repo.count() >= MAX_LEXICONS:
                     raise TooManyLexicons(MAX_LEXICONS)
                 row = LexiconRow(name=name, version=0, created_at=now)
-                before = None
-            else:
-                before = _summary(row)
             old_terms = set(row.terms or ())
             new_terms = set(body.terms)
             changes = {"terms_added": [t for t in body.terms if t not in old_terms][:20],
@@ -81,9 +78,8 @@ class LexiconService:
             if created:
                 await repo.add(row)
             record(session, actor, "lexicon.create" if created else "lexicon.update",
-                   target=f"lexicon:{name}", detail={
-                       "before": before, "after": _summary(row), **changes,
-                       "generation": generation})
+                   target=f"lexicon:{name}",
+                   detail={**_summary(row), **changes, "generation": generation})
             await session.flush()
             out = _out(row)
         await self._writes.committed(generation)
@@ -97,7 +93,7 @@ class LexiconService:
                 raise LexiconNotFound(name)
             _check_version(name, version, row)
             record(session, actor, "lexicon.delete", target=f"lexicon:{name}",
-                   detail={"before": _summary(row), "generation": generation})
+                   detail={**_summary(row), "generation": generation})
             await repo.remove(name)
         await self._writes.committed(generation)
 
@@ -131,9 +127,8 @@ def _check_version(name: str, sent: int | None, row: LexiconRow | None) -> None:
 
 def _summary(row: LexiconRow) -> dict[str, object]:
     """What the audit trail keeps of a lexicon: its shape, not ten thousand terms."""
-    return {"version": row.version, "action": row.action, "terms": len(row.terms),
-            "allow": len(row.allow), "replacement": row.replacement,
-            "sample": row.terms[:5]}
+    return {"name": row.name, "version": row.version, "action": row.action,
+            "replacement": row.replacement, "terms": len(row.terms), "allow": len(row.allow)}
 
 
 def _out(row: LexiconRow) -> LexiconOut:

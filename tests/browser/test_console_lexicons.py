@@ -98,6 +98,12 @@ def test_an_operator_creates_imports_tries_exports_and_deletes(
         confirm.get_by_role("button", name="Delete").click()
     page.get_by_test_id("lexicons-table").locator("tr[data-lexicon=finance]").wait_for(state="detached")
     page.get_by_role("button", name="中文").click()
+    # The trail says what changed, in Chinese: the action's name, counts, terms added.
+    page.goto(f"{console_server}/admin#/admin/audit")
+    main = page.locator("#main")
+    expect(main).to_contain_text("新建词库")
+    expect(main).to_contain_text("删除词库")
+    expect(main).to_contain_text("新增的词")
     assert not page.errors, page.errors
 
 

@@ -244,6 +244,8 @@ const zh = {
   lex_try_mask: "隐去个人信息（手机号、身份证号、银行卡号只说后四位）", lex_try: "检查", lex_try_verdict: "结果", lex_try_clean: "照常播出",
   lex_try_spoken: "会说", lex_try_silent: "（不说）", lex_try_hit: "{lexicon}：命中“{term}”（原文“{text}”）",
   act_lexicon_create: "新建词库", act_lexicon_update: "修改词库", act_lexicon_delete: "删除词库", action_family_lexicon: "话术词库",
+  detail_name: "名称", detail_action: "命中时", detail_replacement: "替换句", detail_terms: "禁用词数", detail_allow: "近似说法数",
+  detail_terms_added: "新增的词", detail_terms_removed: "删去的词",
 };
 
 const en = {
@@ -483,6 +485,8 @@ const en = {
   lex_try_mask: "Mask personal data (phone, ID and card numbers as their last four digits)", lex_try: "Check", lex_try_verdict: "Verdict", lex_try_clean: "Spoken as is",
   lex_try_spoken: "Would say", lex_try_silent: "(nothing)", lex_try_hit: "{lexicon}: hit \"{term}\" (said \"{text}\")",
   act_lexicon_create: "Create lexicon", act_lexicon_update: "Change lexicon", act_lexicon_delete: "Delete lexicon", action_family_lexicon: "Lexicons",
+  detail_name: "Name", detail_action: "On a hit", detail_replacement: "Replacement", detail_terms: "Terms", detail_allow: "Look-alikes",
+  detail_terms_added: "Terms added", detail_terms_removed: "Terms removed",
 };
 
 const DICTS = { zh, en };

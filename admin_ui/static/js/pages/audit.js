@@ -38,6 +38,7 @@ function detailValue(k, v) {
   if (k === "tier") return tierLabel(s);
   if (k === "reason") return labelOf("reason_", s);
   if (k === "status") return labelOf("draft_status_", s);
+  if (k === "action") return labelOf("lex_action_", s);
   if (MARKED.has(k)) return labelOf("marker_", s);
   return s;
 }
