@@ -5,6 +5,7 @@ guard that names an unknown lexicon refused."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any
 
@@ -94,6 +95,10 @@ async def test_end_turn_ends_guarded_and_closes_the_models_stream(emulator):
         assert history[-1] == {"type": "assistant", "text": "您好。这个价格很优惠。",
                                "interrupted": True}
         assert not h.service.get("c1").in_response
+        deadline = time.monotonic() + 3  # the producer records the call once it is gone
+        while not h.recorder.records and time.monotonic() < deadline:  # noqa: ASYNC110
+            await asyncio.sleep(0.01)
+        assert h.recorder.records[-1].code == "cancelled"  # the call log: we cut the call
     finally:
         await h.close()
 

@@ -238,8 +238,8 @@ class TurnRun:
                                 "name": call.name, "arguments": call.arguments})
 
     def _complete(self) -> Diagnostic | None:
-        if self.done:
-            return None
+        if self.done:  # a guarded end closed the stream: the call log says we cut it
+            return Diagnostic.make("cancelled", self._locale) if self.reason == "guarded" else None
         finish = self._finish_event  # the stream's verdict: no second look at the text
         diagnostic = finish.diagnostic if finish is not None else None
         if finish is not None and not finish.usable:
