@@ -238,3 +238,14 @@ async def test_guard_actions_and_fillers_are_counted(emulator):
         assert [a - b for a, b in zip(after, before, strict=True)] == [2, 1, 1]
     finally:
         await h.close()
+
+
+async def test_mask_pii_in_text_output(emulator):
+    h, events, _ = await _run(emulator, "Call me at 13800138000. Thanks.", output="text",
+                              guard={"mask_pii": True})
+    try:
+        deltas = [e.data["text"] for e in events if e.name == "text_delta"]
+        assert deltas == ["Call me at ending in 8000.", " Thanks."]
+        assert h.service.get_view("c1").history[-1]["text"] == "Call me at ending in 8000. Thanks."
+    finally:
+        await h.close()
