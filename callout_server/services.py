@@ -42,6 +42,8 @@ from callout_server.connectivity.upstreams import UpstreamHealth
 from callout_server.db.engine import Database
 from callout_server.evaluation.service import EvaluationService
 from callout_server.health import HealthCheck
+from callout_server.lexicons.book import LEXICONS
+from callout_server.lexicons.service import LexiconService
 from callout_server.llm import LLMClient
 from callout_server.people.service import PeopleService
 from callout_server.tiers.chat.service import ChatService
@@ -125,7 +127,7 @@ class Services:
     async def _start_config(self) -> None:
         s = self.settings
         # Live state beside the configurations, loaded with every snapshot (config/live.py).
-        loader = SnapshotLoader(self.db, self.secrets, s.file_llm_configs, sections=[DRAINS])
+        loader = SnapshotLoader(self.db, self.secrets, s.file_llm_configs, sections=[DRAINS, LEXICONS])
         self.store = ConfigStore(loader.initial(), loader.load)
         self.store.add_listener(lambda snapshot: CONFIG_GENERATION.set(snapshot.generation))
         self.sync = ConfigSync(
@@ -139,6 +141,8 @@ class Services:
         self._provide(DrainService(self.writes, s.file_llm_configs))
         self.store.add_listener(
             lambda snapshot: self.upstreams.set_drains(snapshot.section(DRAINS)))
+        # Lexicons of the speech guard: compiled with the snapshot that carries them.
+        self._provide(LexiconService(self.writes, lambda: self.store.current.section(LEXICONS)))
         self.tester = self._provide(ConnectionTester(self.llm, self.config, THINKING_DEFAULT))
         self._provide(ModelLister(self.config))
         await self.sync.start()
@@ -171,7 +175,8 @@ class Services:
         self.scripts = self._provide(ScriptService(
             ups, lambda: store.current.route_for("script"), self.drafts, self.recorder, locale))
         self.chat = self._provide(ChatService(
-            ups, lambda: store.current.route_for("chat"), s.chat, self.recorder, locale))
+            ups, lambda: store.current.route_for("chat"), s.chat, self.recorder, locale,
+            lexicons=lambda: store.current.section(LEXICONS)))
         await self.chat.start()
         self._stoppers.append(self.chat.stop)
         self._provide(UpstreamHealth(self.upstreams, self.store))

@@ -83,6 +83,12 @@ ROUTES: dict[tuple[str, str], str] = {
     ("GET", "/api/admin/scripts/{draft_id}"): "viewer",
     ("PUT", "/api/admin/scripts/{draft_id}"): "operator",
     ("DELETE", "/api/admin/scripts/{draft_id}"): "operator",
+    # speech guard lexicons
+    ("GET", "/api/admin/lexicons"): "viewer",
+    ("POST", "/api/admin/lexicons/try"): "viewer",
+    ("GET", "/api/admin/lexicons/{name}"): "viewer",
+    ("PUT", "/api/admin/lexicons/{name}"): "operator",
+    ("DELETE", "/api/admin/lexicons/{name}"): "operator",
     # people and the audit trail
     ("GET", "/api/admin/users"): "admin",
     ("POST", "/api/admin/users"): "admin",

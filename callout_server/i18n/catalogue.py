@@ -134,6 +134,22 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "draft_version_conflict": (
         "话术草稿 {draft_id} 已被他人修改（当前版本 {current}，你提交的是 {sent}）",
         "script draft {draft_id} was changed by someone else (version {current}, you sent {sent})"),
+    # -- speech guard lexicons -------------------------------------------------------------
+    "lexicon_not_found": ("没有词库 {name}", "no lexicon {name}"),
+    "lexicon_version_conflict": (
+        "词库 {name} 已被他人修改（你提交的版本是 {sent}，当前版本是 {current}），请重新加载后再修改",
+        "lexicon {name} was changed by someone else (you sent version {sent}, it is now "
+        "{current}); reload it and apply your change again"),
+    "too_many_lexicons": ("词库最多 {limit} 个", "at most {limit} lexicons"),
+    "lexicon_term_empty": ("第 {index} 项为空（或只有标点和空格）",
+                           "entry {index} is empty (or only punctuation and spaces)"),
+    "lexicon_terms_too_many": ("最多 {limit} 项", "at most {limit} entries"),
+    "lexicon_replacement_required": ("动作为“替换”时必须给出替换句",
+                                     "required when action is replace"),
+    "lexicon_replacement_unused": ("只有动作为“替换”时才用替换句",
+                                   "only used when action is replace"),
+    "unknown_lexicons": ("没有词库 {names}", "no lexicon {names}"),
+    "pii_last4": ("尾号{last4}", "ending in {last4}"),
     # -- request values (validators raise these codes; `invalid()` builds the error) ------
     "nul_character": ("不能包含 NUL 字符", "must not contain NUL characters"),
     "lone_surrogate": ("必须是有效的 Unicode（不能含 \\ud800 这样的孤立代理项）",

@@ -286,7 +286,8 @@ def test_diagnostics_truncation_filters_paging(page: Any, console_server: str, e
     assert not page.errors, page.errors
 
 
-@pytest.mark.parametrize("route", ["/ai/models", "/ai/diagnostics", "/ai/playground"])
+@pytest.mark.parametrize("route", ["/ai/models", "/ai/diagnostics", "/ai/playground",
+                                   "/ai/lexicons"])
 def test_fits_a_1024_wide_laptop(page: Any, console_server: str, route: str) -> None:
     page.set_viewport_size({"width": 1024, "height": 720})
     login(page, console_server, route=route)

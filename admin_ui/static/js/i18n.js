@@ -231,6 +231,21 @@ const zh = {
   eval_node_option: "{node}（{n} 通）", eval_replayed: "回放了 {n} 通", eval_replayed_limit: "回放 {n} 通（上限 {limit}）",
   eval_activate: "设为生效", eval_confirm_activate: "将候选「{name}」设为 NLU 的生效配置？当前生效的配置会被停用。",
   eval_activated: "「{name}」已是 NLU 的生效配置。", eval_candidate_active: "该候选已是生效配置。",
+  nav_lexicons: "话术词库", lex_title: "话术词库", lex_intro: "机器人说出的每一句话在播出前都会对照这些词库检查：命中的句子不会播出，而是替换、略去或结束本轮。只读角色可以查看和试句，操作员可以修改。",
+  lex_pick: "选择左侧的词库查看，或在下方试一句话。", lex_new: "新建词库", lex_name: "名称", lex_action: "命中时", lex_terms: "禁用词",
+  lex_allow: "允许的近似说法", lex_n: "共 {n} 个词库", lex_none: "还没有词库。", lex_export: "导出词表", lex_import: "导入词表",
+  lex_replacement: "替换句", lex_terms_n: "禁用词（{n}）", lex_allow_n: "允许的近似说法（{n}）",
+  lex_name_hint: "字母或数字开头，可含 _ . -，最多 64 个字符；保存后不能改名。", lex_replacement_hint: "命中时改说这句话。",
+  lex_terms_hint: "每行一个。全角半角、繁简、大小写、词中的空格和标点都不影响匹配。", lex_allow_hint: "每行一个；与禁用词重叠的这些说法不算命中（例如“确保本月”不算“保本”）。",
+  lex_action_replace: "替换", lex_action_drop: "略去", lex_action_end_turn: "结束本轮", lex_action_mask_pii: "隐去个人信息",
+  lex_imported: "已导入 {n} 个词，保存后生效。", lex_saved: "词库 {name} 已保存（版本 {version}）。", lex_conflict: "这个词库已被他人修改，你的修改没有保存。",
+  lex_edit: "编辑词库 {name}", lex_confirm_delete: "删除词库 {name}？使用它的通话从下一轮起不再检查这些词。", lex_deleted: "词库 {name} 已删除。",
+  lex_try_title: "试一句话", lex_try_intro: "用当前生效的全部词库检查一句话，看看机器人会怎么说。", lex_try_sentence: "句子",
+  lex_try_mask: "隐去个人信息（手机号、身份证号、银行卡号只说后四位）", lex_try: "检查", lex_try_verdict: "结果", lex_try_clean: "照常播出",
+  lex_try_spoken: "会说", lex_try_silent: "（不说）", lex_try_hit: "{lexicon}：命中“{term}”（原文“{text}”）",
+  act_lexicon_create: "新建词库", act_lexicon_update: "修改词库", act_lexicon_delete: "删除词库", action_family_lexicon: "话术词库",
+  detail_name: "名称", detail_action: "命中时", detail_replacement: "替换句", detail_terms: "禁用词数", detail_allow: "近似说法数",
+  detail_terms_added: "新增的词", detail_terms_removed: "删去的词",
 };
 
 const en = {
@@ -457,6 +472,21 @@ const en = {
   eval_node_option: "{node} ({n} calls)", eval_replayed: "{n} calls replayed", eval_replayed_limit: "{n} calls replayed (limit {limit})",
   eval_activate: "Activate", eval_confirm_activate: "Make candidate “{name}” the active NLU configuration? The current one is deactivated.",
   eval_activated: "“{name}” is now the active NLU configuration.", eval_candidate_active: "This candidate is the active configuration.",
+  nav_lexicons: "Lexicons", lex_title: "Lexicons", lex_intro: "Every sentence the bot is about to say is checked against these lexicons first: a sentence with a hit is never spoken; it is replaced, dropped or ends the turn. Viewers read and try sentences; operators edit.",
+  lex_pick: "Pick a lexicon on the left, or try a sentence below.", lex_new: "New lexicon", lex_name: "Name", lex_action: "On a hit", lex_terms: "Terms",
+  lex_allow: "Allowed look-alikes", lex_n: "{n} lexicons", lex_none: "No lexicon yet.", lex_export: "Export terms", lex_import: "Import terms",
+  lex_replacement: "Replacement", lex_terms_n: "Terms ({n})", lex_allow_n: "Allowed look-alikes ({n})",
+  lex_name_hint: "Starts with a letter or digit; letters, digits, _ . - up to 64 characters; fixed once saved.", lex_replacement_hint: "Said instead of a sentence with a hit.",
+  lex_terms_hint: "One per line. Full-width or half-width, traditional or simplified, case, and spaces or marks inside a term make no difference.", lex_allow_hint: "One per line; these overlap a term without being a hit (e.g. \"guaranteed delivery\" for the term \"guaranteed\").",
+  lex_action_replace: "Replace", lex_action_drop: "Drop", lex_action_end_turn: "End the turn", lex_action_mask_pii: "Mask personal data",
+  lex_imported: "{n} terms imported; save to apply them.", lex_saved: "Lexicon {name} saved (version {version}).", lex_conflict: "Someone else changed this lexicon; your change was not saved.",
+  lex_edit: "Edit lexicon {name}", lex_confirm_delete: "Delete lexicon {name}? Calls that use it stop checking its terms from their next turn.", lex_deleted: "Lexicon {name} deleted.",
+  lex_try_title: "Try a sentence", lex_try_intro: "Check one sentence against every live lexicon and see what the bot would say.", lex_try_sentence: "Sentence",
+  lex_try_mask: "Mask personal data (phone, ID and card numbers as their last four digits)", lex_try: "Check", lex_try_verdict: "Verdict", lex_try_clean: "Spoken as is",
+  lex_try_spoken: "Would say", lex_try_silent: "(nothing)", lex_try_hit: "{lexicon}: hit \"{term}\" (said \"{text}\")",
+  act_lexicon_create: "Create lexicon", act_lexicon_update: "Change lexicon", act_lexicon_delete: "Delete lexicon", action_family_lexicon: "Lexicons",
+  detail_name: "Name", detail_action: "On a hit", detail_replacement: "Replacement", detail_terms: "Terms", detail_allow: "Look-alikes",
+  detail_terms_added: "Terms added", detail_terms_removed: "Terms removed",
 };
 
 const DICTS = { zh, en };

@@ -31,7 +31,8 @@ _NOT_FOUND: dict[int | str, dict[str, Any]] = {
     404: {"description": "`session_not_found`: unknown, expired or deleted (or another worker)"}}
 _STREAM: dict[int | str, dict[str, Any]] = {200: {
     "content": {"text/event-stream": {}},
-    "description": "`sentence` | `text_delta` | `tool_call` ... `usage`, then exactly one `end`",
+    "description": "`sentence` | `text_delta` | `tool_call` | `guard` ... `usage`, then exactly "
+                   "one `end`",
 }}
 
 

@@ -9,6 +9,8 @@ import orjson
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from callout_server.i18n import invalid
+from callout_server.tiers.chat.filler import FillerSpec
+from callout_server.tiers.chat.guard import GuardSpec
 from callout_server.tiers.overrides import Overrides
 from callout_server.validation import INT4_MAX, RequestModel
 
@@ -22,7 +24,7 @@ MAX_TOOLS_BYTES = 64 * 1024
 MAX_OUTPUT_CHARS = 32_000
 
 Output = Literal["audio", "text"]
-EndReason = Literal["completed", "cancelled", "superseded", "timeout", "error"]
+EndReason = Literal["completed", "cancelled", "superseded", "timeout", "error", "guarded"]
 
 
 class FunctionTool(RequestModel):
@@ -64,6 +66,8 @@ class SessionCreate(RequestModel):
     # None: the server's `[chat] timeout_apology`; "" disables the apology for this session.
     timeout_apology: str | None = Field(None, max_length=200)
     overrides: Overrides = Field(default_factory=Overrides)
+    guard: GuardSpec | None = None  # the speech guard (guard.py)
+    filler: FillerSpec | None = None  # the hold phrase (filler.py)
 
     @field_validator("tools")
     @classmethod
@@ -131,3 +135,5 @@ class SessionView(BaseModel):
         description="items, oldest first: user / assistant (with `interrupted`) / "
         "function_call (with `status`) / function_call_output, after a leading `summary`")
     idle_expires_in_s: float
+    guard: GuardSpec | None = None
+    filler: FillerSpec | None = None

@@ -36,6 +36,8 @@ from typing import Any
 from callout_server.calllog.reports import NULL_RECORDER, Recorder, record_call
 from callout_server.config.settings import ChatSettings
 from callout_server.i18n import current, msg
+from callout_server.lexicons.book import EMPTY, LexiconBook
+from callout_server.lexicons.errors import UnknownLexicons
 from callout_server.llm import Diagnostic, LLMCallError, LLMClient, LLMConfig, Locale
 from callout_server.tiers.chat.compaction import SUMMARY_MAX_TOKENS, summary_messages
 from callout_server.tiers.chat.errors import (
@@ -45,6 +47,8 @@ from callout_server.tiers.chat.errors import (
     TooManySessions,
     UnknownToolCall,
 )
+from callout_server.tiers.chat.filler import FillerPlan
+from callout_server.tiers.chat.guard import SpeechGuard
 from callout_server.tiers.chat.history import ChatHistory, Summariser
 from callout_server.tiers.chat.schemas import (
     SessionCreate,
@@ -70,7 +74,9 @@ class ChatService:
         settings: ChatSettings,
         recorder: Recorder = NULL_RECORDER,
         locale: Locale = "zh",
+        lexicons: Callable[[], LexiconBook] = lambda: EMPTY,  # the live ones (memory only)
     ) -> None:
+        self._lexicons = lexicons
         self._upstreams = llm if isinstance(llm, Upstreams) else Upstreams(llm)
         self._active_config = active_config
         self.settings = settings
@@ -136,6 +142,9 @@ class ChatService:
         if len(self.sessions) >= self.settings.max_sessions:
             # Memory is bounded by the idle TTL; this bounds a burst before the sweep runs.
             raise TooManySessions(self.settings.max_sessions)
+        missing = self._lexicons().missing(req.guard.lexicons) if req.guard else []
+        if missing:  # a guard that silently checked nothing would be worse than none
+            raise UnknownLexicons(missing)
         footprint = req.footprint()
         if self.held_bytes + footprint > self.settings.max_sessions_bytes:
             raise TooManySessions(self.settings.max_sessions_bytes, in_bytes=True)
@@ -145,7 +154,9 @@ class ChatService:
         apology = self.settings.timeout_apology if req.timeout_apology is None \
             else req.timeout_apology
         session = ChatSession(req.call_id, history, tools=[t.to_request() for t in req.tools],
-                              overrides=req.overrides, apology=apology)
+                              overrides=req.overrides, apology=apology,
+                              guard=SpeechGuard(req.guard, self._lexicons) if req.guard else None,
+                              filler=FillerPlan(req.filler) if req.filler else None)
         self.sessions[req.call_id] = session
         self._footprints[req.call_id] = footprint
         self.held_bytes += footprint
@@ -165,7 +176,9 @@ class ChatService:
             history_turns=history.size, compact_history=history.compact_history,
             tools=[t["name"] for t in session.tools], pending_call_ids=history.pending_call_ids,
             summary=history.summary, history=history.to_public(),
-            idle_expires_in_s=round(max(0.0, ttl_left), 3))
+            idle_expires_in_s=round(max(0.0, ttl_left), 3),
+            guard=session.guard.spec if session.guard else None,
+            filler=session.filler.spec if session.filler else None)
 
     def get_view(self, call_id: str) -> SessionView:
         return self.view(self.get(call_id))
@@ -249,7 +262,7 @@ class ChatService:
             on_tool_call=session.note_tool_call, on_end=session.release,
             batch_sentences=settings.batch_sentences,
             first_clause_min_chars=settings.first_clause_min_chars, apology=session.apology,
-            locale=current(self._locale))
+            locale=current(self._locale), guard=session.guard, filler=session.filler)
         session.attach(run)
         run.start()
         return run

@@ -16,6 +16,8 @@ import time
 from collections import OrderedDict
 from typing import Any
 
+from callout_server.tiers.chat.filler import FillerPlan
+from callout_server.tiers.chat.guard import SpeechGuard
 from callout_server.tiers.chat.history import ChatHistory
 from callout_server.tiers.chat.turn import TurnProgress, TurnRun
 from callout_server.tiers.overrides import Overrides
@@ -34,12 +36,16 @@ class ChatSession:
         tools: list[dict[str, Any]],
         overrides: Overrides,
         apology: str,
+        guard: SpeechGuard | None = None,
+        filler: FillerPlan | None = None,
     ) -> None:
         self.call_id = call_id
         self.history = history
         self.tools = tools
         self.overrides = overrides
         self.apology = apology
+        self.guard = guard  # every sentence checked before it is spoken
+        self.filler = filler  # a hold phrase when the model is slow to start
         self.run: TurnRun | None = None
         self.closed = False
         self.last_active = time.monotonic()

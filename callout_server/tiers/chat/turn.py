@@ -26,6 +26,10 @@ text). In text mode every delta is forwarded as it comes: what was sent is the s
 A turn's counters (the next sentence index, whether anything was said) are one
 `TurnProgress`, shared by the turn's first run and its continuations after a tool output.
 
+Speech guard and filler (guard.py, filler.py): the guard is the batcher's clean step, so a
+hit is never spoken (`guard` events, reason `guarded` for `end_turn`) and a guarded segment
+is stored as spoken; a filler is one timer per run, disarmed by the first sentence.
+
 A run knows nothing of the session that owns it: it writes to the session's history, and
 tells its owner of a tool call (`on_tool_call`) and of its end (`on_end`, once, whatever the
 way); the model call's report goes to `record` when the run is over.
@@ -53,6 +57,8 @@ from callout_server.llm import (
     speakable,
 )
 from callout_server.streams import StreamEvent
+from callout_server.tiers.chat.filler import FillerPlan
+from callout_server.tiers.chat.guard import SpeechGuard
 from callout_server.tiers.chat.history import ChatHistory
 from callout_server.tiers.errors import TIMEOUT_CODES
 from callout_server.upstream import CallReport, PoolStream
@@ -71,6 +77,7 @@ class TurnProgress:
 
     index: int = 0
     spoke: bool = False
+    filler: bool = False  # a filler was spoken in this turn (once per turn)
 
 
 class TurnRun:
@@ -92,6 +99,8 @@ class TurnRun:
         first_clause_min_chars: int | None,
         apology: str,
         locale: Locale = "zh",  # the caller's: the language of the `end` event's error
+        guard: SpeechGuard | None = None,
+        filler: FillerPlan | None = None,
     ) -> None:
         self.history = history
         self.call_id = call_id
@@ -104,11 +113,20 @@ class TurnRun:
         self._on_end = on_end
         self._apology = apology
         self._locale: Locale = locale
-        self._batcher = (
-            SentenceBatcher(batch_sentences=batch_sentences,
-                            first_clause_min_chars=first_clause_min_chars, clean=speakable)
-            if output == "audio" else None
-        )  # fmt: skip
+        # The speech guard checks each sentence in the batcher's clean step (guard.py); with
+        # a guard, text output is released a sentence at a time too.
+        self._guard = guard.for_run(self._note_guard) if guard is not None else None
+        self._batcher: SentenceBatcher | None = None
+        if output == "audio":
+            self._batcher = SentenceBatcher(
+                batch_sentences=batch_sentences, first_clause_min_chars=first_clause_min_chars,
+                clean=self._guard.over(speakable) if self._guard else speakable)
+        elif self._guard is not None:
+            self._batcher = SentenceBatcher(batch_sentences=1, first_clause_min_chars=None,
+                                            clean=self._guard)
+        self._filler = filler if output == "audio" else None
+        self._filler_timer: asyncio.TimerHandle | None = None
+        self._said = False  # this run has sent a sentence (a filler is then too late)
         self._queue: asyncio.Queue[StreamEvent | None] = asyncio.Queue()
         self._stream: PoolStream | None = None
         self._mark = 0  # where the current segment starts in the stream's text
@@ -121,8 +139,10 @@ class TurnRun:
     # -- control --------------------------------------------------------------------------
 
     def start(self) -> None:
-        self.task = asyncio.get_running_loop().create_task(
-            self._produce(), name=f"chat-turn-{self.turn_id}")
+        loop = asyncio.get_running_loop()
+        self.task = loop.create_task(self._produce(), name=f"chat-turn-{self.turn_id}")
+        if self._filler is not None and not self.progress.filler:
+            self._filler_timer = loop.call_later(self._filler.after_s, self._speak_filler)
 
     def stop(self, reason: str) -> None:
         """End now with `reason` (cancelled / superseded); closes the upstream request."""
@@ -159,6 +179,8 @@ class TurnRun:
             async with stream:
                 async for event in stream:
                     self._on_event(event)
+                    if self.done:  # the guard ended the turn: close the model's stream now
+                        break
             diagnostic = self._complete()
         except asyncio.CancelledError:
             # stop() has normally settled everything; a cancellation from elsewhere (shutdown)
@@ -194,7 +216,9 @@ class TurnRun:
                 self._send_text(event.text)
             else:
                 for chunk in self._batcher.push(event.text):
-                    self._send_sentence(chunk)
+                    self._deliver(chunk)
+                if self._guard is not None and self._guard.ended:
+                    self._end_guarded()
         elif isinstance(event, ToolCall):
             self._on_tool_call(event)
         elif isinstance(event, Finish):
@@ -214,8 +238,8 @@ class TurnRun:
                                 "name": call.name, "arguments": call.arguments})
 
     def _complete(self) -> Diagnostic | None:
-        if self.done:
-            return None
+        if self.done:  # a guarded end closed the stream: the call log says we cut it
+            return Diagnostic.make("cancelled", self._locale) if self.reason == "guarded" else None
         finish = self._finish_event  # the stream's verdict: no second look at the text
         diagnostic = finish.diagnostic if finish is not None else None
         if finish is not None and not finish.usable:
@@ -246,7 +270,27 @@ class TurnRun:
     def _flush_batcher(self) -> None:
         if self._batcher is not None:
             for chunk in self._batcher.flush():
-                self._send_sentence(chunk)
+                self._deliver(chunk)
+
+    def _end_guarded(self) -> None:
+        """An `end_turn` hit: what was held before it is spoken, then the turn ends."""
+        self._flush_batcher()
+        self._finish("guarded", interrupted=True)
+
+    def _note_guard(self, action: str, lexicon: str | None) -> None:
+        # Never the term itself: the dialer learns what was done, and where.
+        self._put("guard", {"turn_id": self.turn_id, "index": self.progress.index,
+                            "action": action, "lexicon": lexicon})
+
+    def _speak_filler(self) -> None:
+        self._filler_timer = None
+        progress = self.progress
+        if self.done or self._said or progress.filler or self._filler is None:
+            return
+        progress.filler = True
+        self._put("sentence", {"turn_id": self.turn_id, "index": progress.index,
+                               "text": self._filler.next_text(), "filler": True})
+        progress.index += 1
 
     def _segment(self) -> str:
         """The model's text since the last commit."""
@@ -256,21 +300,36 @@ class TurnRun:
         """What the caller got in the current segment."""
         if self._batcher is None:
             return self._segment()  # text mode forwards every delta as it comes
+        if self.output != "audio":
+            return "".join(self._sentences)  # guarded text: the deltas sent
         return join_sentences(self._sentences)
 
     def _commit_segment(self) -> None:
         text = self._segment()
-        self.history.add_assistant_message(text)
+        # A guarded segment keeps what was spoken; any other, the model's own text.
+        altered = self._guard is not None and self._guard.take_altered()
+        self.history.add_assistant_message(self._sent() if altered else text)
         self._mark += len(text)
         self._sentences.clear()
 
     def _say(self, text: str) -> None:
-        if self._batcher is None:
+        if self.output != "audio":
             self._send_text(text)
         else:
             self._send_sentence(text)
 
+    def _deliver(self, chunk: str) -> None:
+        """A chunk of the batcher: a sentence (audio), or a guarded sentence of text."""
+        if self.output == "audio":
+            self._send_sentence(chunk)
+            return
+        last = self._sentences[-1] if self._sentences else ""
+        chunk = join_sentences((last, chunk))[len(last):]  # a space between Latin sentences
+        self._sentences.append(chunk)
+        self._send_text(chunk)
+
     def _send_sentence(self, text: str) -> None:
+        self._said = True
         self._sentences.append(text)
         progress = self.progress
         progress.spoke = True
@@ -291,6 +350,8 @@ class TurnRun:
             return
         self.done = True
         self.reason = reason
+        if self._filler_timer is not None:
+            self._filler_timer.cancel()
         try:
             sent = self._sent() if interrupted else ""
             if sent:

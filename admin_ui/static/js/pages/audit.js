@@ -5,7 +5,7 @@ import { fmtNum, fmtTime, has, labelOf, t, tierLabel } from "../i18n.js";
 import { badge, errorBanner, field, fieldLabel, h, jsonBlock, pageHeader, replace, setBusy } from "../ui.js";
 import { parseLocalTime } from "./diagnostics.js";
 
-const FAMILIES = ["config", "upstream", "user", "auth", "draft", "evaluation"];
+const FAMILIES = ["config", "upstream", "user", "auth", "draft", "evaluation", "lexicon"];
 const ACTIONS = ["config.create", "config.update", "config.activate", "config.deactivate", "config.delete",
   "upstream.drain", "upstream.undrain",
   "user.create", "user.update", "user.delete",
@@ -38,6 +38,7 @@ function detailValue(k, v) {
   if (k === "tier") return tierLabel(s);
   if (k === "reason") return labelOf("reason_", s);
   if (k === "status") return labelOf("draft_status_", s);
+  if (k === "action") return labelOf("lex_action_", s);
   if (MARKED.has(k)) return labelOf("marker_", s);
   return s;
 }
