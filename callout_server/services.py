@@ -46,6 +46,7 @@ from callout_server.llm import LLMClient
 from callout_server.people.service import PeopleService
 from callout_server.tiers.chat.service import ChatService
 from callout_server.tiers.defaults import THINKING_DEFAULT
+from callout_server.tiers.nlu.screen import ScreenService
 from callout_server.tiers.nlu.service import NluService
 from callout_server.tiers.script.drafts import DraftStore
 from callout_server.tiers.script.service import ScriptService
@@ -166,6 +167,8 @@ class Services:
         s, store, locale = self.settings, self.store, self.settings.server.locale
         ups = self.upstreams
         self.nlu = self._provide(NluService(
+            ups, lambda: store.current.route_for("nlu"), self.recorder, locale))
+        self._provide(ScreenService(
             ups, lambda: store.current.route_for("nlu"), self.recorder, locale))
         self.drafts = self._provide(DraftStore(self.db))
         self.scripts = self._provide(ScriptService(

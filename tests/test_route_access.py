@@ -91,6 +91,7 @@ ROUTES: dict[tuple[str, str], str] = {
     ("GET", "/api/admin/audit"): "admin",
     # the dialer's routes
     ("POST", "/api/nlu/decide"): "service",
+    ("POST", "/api/nlu/screen"): "service",
     ("POST", "/api/scripts/generate"): "service",
     ("POST", "/api/chat/sessions"): "service",
     ("GET", "/api/chat/sessions/{call_id}"): "service",

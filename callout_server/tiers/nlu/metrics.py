@@ -23,3 +23,14 @@ for _outcome in OUTCOMES:  # every series from the start: a ratio needs its zero
 def counted(fallback: bool | None) -> None:
     """One live decision: `fallback` from the answer, None when it was an error."""
     DECISIONS.labels("error" if fallback is None else "fallback" if fallback else "model").inc()
+
+
+SCREENS = Counter("callout_nlu_screens_total",
+                  "Call screenings by who answered, the carrier's status (none: not a "
+                  "carrier, or its status unheard) and what answered (rule, model, fallback)",
+                  ["answered_by", "carrier_status", "source"])
+
+
+def screened(answered_by: str, carrier_status: str | None, source: str) -> None:
+    """One screening answer; every label is one of the contract's closed sets."""
+    SCREENS.labels(answered_by, carrier_status or "none", source).inc()

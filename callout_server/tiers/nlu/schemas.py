@@ -81,3 +81,24 @@ class Decision(BaseModel):
     model: str
     latency_ms: int
     diagnostic: dict[str, Any] | None
+
+
+AnsweredBy = Literal["human", "voicemail", "carrier", "ivr", "unknown"]
+CarrierStatus = Literal["powered_off", "vacant", "suspended", "busy", "unreachable"]
+
+
+class ScreenRequest(RequestModel):
+    """`POST /api/nlu/screen`: the first thing heard after the line connected."""
+
+    call_id: str | None = Field(None, max_length=200)
+    # Blank is an answer (nothing but noise was heard: `unknown`), not a refusal.
+    utterance: str = Field(max_length=4000)
+    deadline_ms: int | None = Field(None, ge=50, le=120_000)
+
+
+class Screened(BaseModel):
+    answered_by: AnsweredBy
+    carrier_status: CarrierStatus | None
+    source: Literal["rule", "model", "fallback"]
+    latency_ms: int
+    diagnostic: dict[str, Any] | None
