@@ -74,6 +74,9 @@ ROUTES: dict[tuple[str, str], str] = {
     ("GET", "/api/admin/evaluations/{evaluation_id}"): "viewer",
     ("GET", "/api/admin/evaluations/{evaluation_id}/disagreements"): "viewer",
     ("POST", "/api/admin/evaluations/{evaluation_id}/cancel"): "operator",
+    ("GET", "/api/admin/nlu/global-intents"): "viewer",
+    ("PUT", "/api/admin/nlu/global-intents"): "operator",
+    ("POST", "/api/admin/nlu/global-intents/try"): "viewer",
     # diagnostics
     ("GET", "/api/admin/diagnostics"): "viewer",
     ("GET", "/api/admin/diagnostics/summary"): "viewer",
