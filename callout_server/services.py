@@ -177,7 +177,8 @@ class Services:
         s, store, locale = self.settings, self.store, self.settings.server.locale
         ups = self.upstreams
         self.nlu = self._provide(NluService(
-            ups, lambda: store.current.route_for("nlu"), self.recorder, locale))
+            ups, lambda: store.current.route_for("nlu"), self.recorder, locale,
+            self.global_intents))
         self._provide(ScreenService(
             ups, lambda: store.current.route_for("nlu"), self.recorder, locale))
         self.drafts = self._provide(DraftStore(self.db))

@@ -49,6 +49,8 @@ class DecideRequest(RequestModel):
     fallback_intent: str | None = Field(None, pattern=_NAME)
     overrides: Overrides = Field(default_factory=Overrides)
     deadline_ms: int | None = Field(None, ge=50, le=120_000)
+    # False: this node does not check the global intents (no rule, none offered the model).
+    global_intents: bool = True
 
     @field_validator("utterance")
     @classmethod
@@ -73,14 +75,21 @@ class DecideRequest(RequestModel):
         return self
 
 
+class GlobalIntentAnswer(BaseModel):
+    name: str
+    action: Literal["end_call", "transfer", "flag"]
+    source: Literal["rule", "model"]
+
+
 class Decision(BaseModel):
     intent: str | None
     confidence: float | None
     slots: dict[str, Any]
     fallback: bool
-    model: str
+    model: str | None  # None: the phrase rules answered (a global intent), no model call
     latency_ms: int
     diagnostic: dict[str, Any] | None
+    global_intent: GlobalIntentAnswer | None = None
 
 
 AnsweredBy = Literal["human", "voicemail", "carrier", "ivr", "unknown"]
