@@ -12,6 +12,7 @@ import * as audit from "./pages/audit.js";
 import { openPasswordDialog } from "./pages/password.js";
 import * as evaluations from "./pages/evaluations.js";
 import * as scripts from "./pages/scripts.js";
+import * as globalIntents from "./pages/global_intents.js";
 
 const DEFAULT_ROUTE = "/ai/models";
 const ROUTES = {
@@ -23,6 +24,7 @@ const ROUTES = {
   "/admin/audit": { page: audit, title: "nav_audit", need: "admin" },
   "/ai/evaluations": { page: evaluations, title: "nav_evaluations" },
   "/ai/scripts": { page: scripts, title: "nav_scripts" },
+  "/ai/global-intents": { page: globalIntents, title: "nav_global_intents" },
 };
 
 export const session = { me: null };
