@@ -136,3 +136,15 @@ async def test_a_save_changes_the_next_decision(app_for, emulator) -> None:
                                              "source": "rule"}
         r, _ = await decide(client, utterance="别再给我打电话了")  # opt_out is gone
         assert r.json()["global_intent"] is None and r.json()["intent"] == "refuse"
+
+
+def test_metric_labels_stay_bounded() -> None:
+    from callout_server.tiers.nlu import metrics
+
+    for n in range(metrics.MAX_NODES + 50):
+        metrics.global_intent("opt_out", f"node-{n}-" + "x" * 100, "rule")
+    nodes = {s.labels["node"] for m in REGISTRY.collect()
+             if m.name == "callout_nlu_global_intents" for s in m.samples
+             if s.name.endswith("_total")}
+    assert len(nodes) <= metrics.MAX_NODES + 2  # the first ones seen, _other and _none
+    assert metrics.OTHER_NODE in nodes and max(len(n) for n in nodes) <= 64

@@ -276,6 +276,7 @@ ENV_OVERRIDES: dict[str, tuple[str, str]] = {
     "CALLOUT_BODY_TIMEOUT_S": ("server", "body_timeout_s"),
     "CALLOUT_MAX_CONNECTIONS": ("server", "max_connections"),
     "CALLOUT_AUDIT_RETENTION_DAYS": ("audit", "retention_days"),
+    "CALLOUT_GLOBAL_INTENTS_ENABLED": ("global_intents", "enabled"),
 }
 
 
