@@ -1,6 +1,7 @@
 """Benchmark `POST /api/nlu/decide`: what one callout-server worker adds to a model call.
 
     .venv/bin/python bench/bench_nlu.py [--requests 2000] [--rounds 5] [--db postgres|sqlite]
+                                        [--global-intents on|off]
 
 Three processes:
   upstream  a minimal aiohttp server on uvloop answering every POST with one fixed chat
@@ -18,7 +19,10 @@ the worker sends, and (b) through `/api/nlu/decide`. For each concurrency (1, 16
 requests in flight) a and b alternate in rounds, so machine drift hits both alike; req/s is
 the median of the rounds, p50/p99 are over all of a variant's requests, and "added" is b - a.
 "worker CPU" is the worker process's own CPU time (user + system, from /proc) per decision
-during (b).
+during (b). `--global-intents off` starts the worker with `[global_intents] enabled = false`
+(`CALLOUT_GLOBAL_INTENTS_ENABLED`): no phrase rule runs and the prompt is the node's own;
+`on` (the default, as shipped) checks the three default intents' rules on every decision
+(none hits this utterance) and offers them the model.
 
     .venv/bin/python bench/bench_nlu.py --in-process
 
@@ -117,7 +121,7 @@ def start_worker(port: int, upstream: str, database_url: str, workdir: str,
         env=env, cwd=workdir)
 
 
-def upstream_body() -> bytes:
+def upstream_body(global_intents: bool = True) -> bytes:
     """Exactly what the worker sends upstream for DECIDE (same builder, same config)."""
     from callout_server.llm.config import LLMConfig
     from callout_server.llm.request_body import build_request
@@ -127,7 +131,10 @@ def upstream_body() -> bytes:
     cfg = LLMConfig(tier="nlu", name="bench", base_url="http://127.0.0.1:1/v1", model=MODEL,
                     max_tokens=300, temperature=0.1)
     node = DecideRequest.model_validate(DECIDE)
-    req = llm_request(node)  # as NluService does
+    from callout_server.phrases import default_intents
+
+    offered = tuple(i for i in default_intents() if i.enabled) if global_intents else ()
+    req = llm_request(node, offered)  # as NluService does
     return orjson.dumps(build_request(cfg, req, stream=False).body)
 
 
@@ -140,7 +147,7 @@ def cpu_s(pid: int) -> float:
 
 
 async def load(args: argparse.Namespace, upstream: str, worker: str, worker_pid: int) -> None:
-    bare_body = upstream_body()
+    bare_body = upstream_body(args.global_intents == "on")
     decide_body = orjson.dumps(DECIDE)
     json_ct = {"content-type": "application/json"}
     bare_headers = {**json_ct, "authorization": "Bearer sk-bench"}
@@ -165,7 +172,8 @@ async def load(args: argparse.Namespace, upstream: str, worker: str, worker_pid:
         for call in variants.values():  # warm-up: connections, caches, the worker's imports
             await run_batch(call, 500, 16)
 
-        print(f"loop=uvloop db={args.db} requests/variant/round={args.requests} "
+        print(f"loop=uvloop db={args.db} global_intents={args.global_intents} "
+              f"requests/variant/round={args.requests} "
               f"rounds={args.rounds} cpus={os.cpu_count()}")
         print(f"{'in flight':>9} | {'variant':<20} | {'req/s':>7} | {'p50 ms':>7} | {'p99 ms':>7}")
         print("-" * 62)
@@ -206,7 +214,9 @@ async def main(args: argparse.Namespace) -> None:
         try:
             wait_port(up_port, upstream_proc, "upstream")
             upstream = f"http://127.0.0.1:{up_port}/v1"
-            worker_proc = start_worker(worker_port, upstream, database_url, workdir)
+            worker_proc = start_worker(
+                worker_port, upstream, database_url, workdir,
+                CALLOUT_GLOBAL_INTENTS_ENABLED=str(args.global_intents == "on").lower())
             wait_port(worker_port, worker_proc, "worker")
             await load(args, upstream, f"http://127.0.0.1:{worker_port}", worker_proc.pid)
         finally:
@@ -228,8 +238,8 @@ async def in_process() -> None:
     from callout_server.tiers.nlu.service import NluService
 
     class FixedAnswer(LLMClient):
-        async def _post(self, url: str, body: bytes, headers: dict[str, str], total: float
-                        ) -> tuple[int, bytes, str | None]:
+        async def _post(self, lane: object, url: str, body: bytes,  # type: ignore[override]
+                        headers: dict[str, str], total: float) -> tuple[int, bytes, str | None]:
             return 200, REPLY, None
 
     class Recorder:  # queues nothing: the record is built, as on the hot path
@@ -238,27 +248,36 @@ async def in_process() -> None:
         def record(self, rec: object) -> int:
             return 1
 
+    from callout_server.intents.compiled import compile_intents
+    from callout_server.phrases import default_intents
+
     cfg = LLMConfig(tier="nlu", name="bench", base_url="http://127.0.0.1:1/v1", model=MODEL,
                     max_tokens=300, temperature=0.1)
     client = FixedAnswer()
-    service = NluService(client, lambda: cfg, Recorder())  # type: ignore[arg-type]
-    raw = orjson.dumps(DECIDE)
+    intents = compile_intents(default_intents(), version=0)
+    service = NluService(client, lambda: cfg, Recorder(),  # type: ignore[arg-type]
+                         global_intents=lambda: intents)
+    variants = {
+        "model, global intents on": (orjson.dumps(DECIDE), "agree"),
+        "model, node opted out": (orjson.dumps({**DECIDE, "global_intents": False}), "agree"),
+        "rule hit (opt_out)": (orjson.dumps({**DECIDE, "utterance": "你们别再给我打电话了"}), None),
+    }
+    for name, (raw, expect) in variants.items():
+        async def decide(raw: bytes = raw, expect: str | None = expect) -> None:
+            decision = await service.decide(DecideRequest.model_validate_json(raw))
+            assert decision.intent == expect and not decision.fallback
 
-    async def decide() -> None:
-        decision = await service.decide(DecideRequest.model_validate_json(raw))
-        assert decision.intent == "agree" and not decision.fallback
-
-    for _ in range(2000):
-        await decide()
-    per_call: list[float] = []
-    for _ in range(12):
-        start = time.process_time()
-        for _ in range(3000):
+        for _ in range(2000):
             await decide()
-        per_call.append((time.process_time() - start) / 3000 * 1e6)
+        per_call: list[float] = []
+        for _ in range(12):
+            start = time.process_time()
+            for _ in range(3000):
+                await decide()
+            per_call.append((time.process_time() - start) / 3000 * 1e6)
+        print(f"NluService.decide() without I/O, {name}: min {min(per_call):.1f} µs, "
+              f"median {statistics.median(per_call):.1f} µs CPU per decision")
     await client.aclose()
-    print(f"NluService.decide() without I/O: min {min(per_call):.1f} µs, "
-          f"median {statistics.median(per_call):.1f} µs CPU per decision")
 
 
 if __name__ == "__main__":
@@ -268,6 +287,8 @@ if __name__ == "__main__":
     parser.add_argument("--requests", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--db", choices=("postgres", "sqlite"), default="postgres")
+    parser.add_argument("--global-intents", choices=("on", "off"), default="on",
+                        help="the worker's [global_intents] enabled (on: as shipped)")
     parser.add_argument("--in-process", action="store_true",
                         help="measure NluService.decide() alone, no HTTP")
     ns = parser.parse_args()

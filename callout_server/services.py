@@ -42,12 +42,16 @@ from callout_server.connectivity.upstreams import UpstreamHealth
 from callout_server.db.engine import Database
 from callout_server.evaluation.service import EvaluationService
 from callout_server.health import HealthCheck
+from callout_server.intents.compiled import CompiledIntents
+from callout_server.intents.live import intents_section
+from callout_server.intents.service import GlobalIntentService
 from callout_server.lexicons.book import LEXICONS
 from callout_server.lexicons.service import LexiconService
 from callout_server.llm import LLMClient
 from callout_server.people.service import PeopleService
 from callout_server.tiers.chat.service import ChatService
 from callout_server.tiers.defaults import THINKING_DEFAULT
+from callout_server.tiers.nlu.screen import ScreenService
 from callout_server.tiers.nlu.service import NluService
 from callout_server.tiers.script.drafts import DraftStore
 from callout_server.tiers.script.service import ScriptService
@@ -127,7 +131,9 @@ class Services:
     async def _start_config(self) -> None:
         s = self.settings
         # Live state beside the configurations, loaded with every snapshot (config/live.py).
-        loader = SnapshotLoader(self.db, self.secrets, s.file_llm_configs, sections=[DRAINS, LEXICONS])
+        self.intents_section = intents_section(s.global_intents.defaults())
+        loader = SnapshotLoader(self.db, self.secrets, s.file_llm_configs,
+                                sections=[DRAINS, LEXICONS, self.intents_section])
         self.store = ConfigStore(loader.initial(), loader.load)
         self.store.add_listener(lambda snapshot: CONFIG_GENERATION.set(snapshot.generation))
         self.sync = ConfigSync(
@@ -143,10 +149,15 @@ class Services:
             lambda snapshot: self.upstreams.set_drains(snapshot.section(DRAINS)))
         # Lexicons of the speech guard: compiled with the snapshot that carries them.
         self._provide(LexiconService(self.writes, lambda: self.store.current.section(LEXICONS)))
+        # Global intents: operators' list, compiled once per change, read by every decision.
+        self._provide(GlobalIntentService(self.writes, self.global_intents))
         self.tester = self._provide(ConnectionTester(self.llm, self.config, THINKING_DEFAULT))
         self._provide(ModelLister(self.config))
         await self.sync.start()
         self._stoppers.append(self.sync.stop)
+
+    def global_intents(self) -> CompiledIntents:
+        return self.store.current.section(self.intents_section)
 
     async def _start_people(self) -> None:
         self.audit = self._provide(AuditLog(self.db, self.settings.audit))
@@ -170,6 +181,9 @@ class Services:
         s, store, locale = self.settings, self.store, self.settings.server.locale
         ups = self.upstreams
         self.nlu = self._provide(NluService(
+            ups, lambda: store.current.route_for("nlu"), self.recorder, locale,
+            self.global_intents))
+        self._provide(ScreenService(
             ups, lambda: store.current.route_for("nlu"), self.recorder, locale))
         self.drafts = self._provide(DraftStore(self.db))
         self.scripts = self._provide(ScriptService(

@@ -57,7 +57,7 @@ def test_openapi_document_is_the_plain_routes(make_settings) -> None:
                 swapped += 1
             copy.routes.append(route)
         included.original_router = copy
-    assert swapped == 1  # POST /api/nlu/decide
+    assert swapped == 2  # POST /api/nlu/decide and /api/nlu/screen
     doc = lean.openapi()
     assert "/api/nlu/decide" in doc["paths"]
     assert json.dumps(doc, sort_keys=True) == json.dumps(plain.openapi(), sort_keys=True)
@@ -147,7 +147,7 @@ async def _send(app: FastAPI, headers: dict[str, str], body: Any) -> tuple[int, 
 
 
 async def test_every_case_answers_as_fastapi_does(app) -> None:
-    [route] = [r for r in _routes(app) if isinstance(r, LeanJsonRoute)]
+    [route] = [r for r in _routes(app) if isinstance(r, LeanJsonRoute) and r.path == DECIDE]
     served = route.served_lean  # the router is the module's: other tests' decisions count too
     lean = [await _send(app, headers, body) for _, headers, body in CASES]
     assert route.served_lean - served == 3  # the valid ones sent as exactly application/json

@@ -47,7 +47,8 @@ async def test_chinese_utterance_decided_and_thinking_suppressed_in_json_mode(
         assert r.status_code == 200, r.text
         assert r.json() | {"latency_ms": 0} == {
             "intent": "agree", "confidence": 0.93, "slots": {"time": "明天下午三点以后"},
-            "fallback": False, "model": model, "latency_ms": 0, "diagnostic": None}
+            "fallback": False, "model": model, "latency_ms": 0, "diagnostic": None,
+            "global_intent": None}
         [rec] = await records(client)
     assert (rec["code"], rec["tier"], rec["call_id"], rec["node_id"]) == (
         "ok", "nlu", "c-20261129-0001", "confirm_time")

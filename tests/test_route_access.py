@@ -74,6 +74,9 @@ ROUTES: dict[tuple[str, str], str] = {
     ("GET", "/api/admin/evaluations/{evaluation_id}"): "viewer",
     ("GET", "/api/admin/evaluations/{evaluation_id}/disagreements"): "viewer",
     ("POST", "/api/admin/evaluations/{evaluation_id}/cancel"): "operator",
+    ("GET", "/api/admin/nlu/global-intents"): "viewer",
+    ("PUT", "/api/admin/nlu/global-intents"): "operator",
+    ("POST", "/api/admin/nlu/global-intents/try"): "viewer",
     # diagnostics
     ("GET", "/api/admin/diagnostics"): "viewer",
     ("GET", "/api/admin/diagnostics/summary"): "viewer",
@@ -97,6 +100,7 @@ ROUTES: dict[tuple[str, str], str] = {
     ("GET", "/api/admin/audit"): "admin",
     # the dialer's routes
     ("POST", "/api/nlu/decide"): "service",
+    ("POST", "/api/nlu/screen"): "service",
     ("POST", "/api/scripts/generate"): "service",
     ("POST", "/api/chat/sessions"): "service",
     ("GET", "/api/chat/sessions/{call_id}"): "service",

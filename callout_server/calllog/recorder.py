@@ -113,8 +113,9 @@ class DiagnosticsRecorder:
             rec.inputs = None
         if rec.source == "live":
             metrics.observe(rec)
-        else:  # a replay is no traffic: the live series stay what the dialers sent
-            metrics.EVALUATION_CALLS.labels(rec.code).inc()
+        elif rec.source == "evaluation":  # a replay is no traffic: the live series stay
+            metrics.EVALUATION_CALLS.labels(rec.code).inc()  # what the dialers sent
+        # "rule": the phrase rules answered, no model call (their own counters, tiers/nlu)
         if not self._queue and not self._in_flight:
             self._waiting_since = time.monotonic()  # nothing was waiting until now
         elif len(self._queue) >= self._queue_size:

@@ -72,6 +72,19 @@ def record_call(recorder: Recorder, report: CallReport, tier: str, *,
     return diagnostic.with_id(record_id)
 
 
+def record_rule(recorder: Recorder, tier: str, rule: str, *, call_id: str | None = None,
+                node_id: str | None = None, latency_ms: float | None = None,
+                args: dict[str, str | None] | None = None) -> int | None:
+    """Record a decision the phrase rules made without a model call (`source: "rule"`,
+    code `ok`, no model): `rule` names what decided (`screen.carrier.announcement`,
+    `global_intent.opt_out`), `args` what it found (the answer, the phrase as configured,
+    never the customer's words). Returns the record's id. Not counted as model traffic."""
+    return recorder.record(CallRecord(
+        tier=tier, code="ok", call_id=call_id, node_id=node_id, latency_ms=latency_ms,
+        attempts=0, source="rule", reason=rule,
+        reason_args={k: v for k, v in (args or {}).items() if v is not None} or None))
+
+
 def to_record(report: CallReport, tier: str, *, call_id: str | None = None,
               node_id: str | None = None, source: str = "live",
               inputs: NluInputs | None = None) -> CallRecord:

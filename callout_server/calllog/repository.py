@@ -29,6 +29,8 @@ def record_dict(row: LLMCallLog, locale: Locale = "zh") -> dict[str, Any]:
     out = {name: getattr(row, name) for name in RECORD_FIELDS}
     out["at"] = row.at.isoformat().replace("+00:00", "Z")
     out["message"], out["advice"] = worded(row, locale)
+    if row.source == "rule":  # what the phrase rules decided, without a model call
+        out["rule"] = {"name": row.reason, **(row.reason_args or {})}
     return out
 
 

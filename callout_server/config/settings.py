@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
@@ -24,6 +25,7 @@ from callout_server.llm import (
     LLMConfig,
     TargetPolicy,
 )
+from callout_server.phrases import GlobalIntent, default_intents, parse_intents
 
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
@@ -175,6 +177,32 @@ class EvaluationSettings(Section):
     busy_lag_ms: float = Field(10.0, gt=0, le=1000)
 
 
+class GlobalIntentsSettings(Section):
+    # What a fresh deployment serves until an operator saves the list in the console (the
+    # database holds it from then on). `items` absent: the shipped opt_out, complaint and
+    # human_agent (callout_server/phrases/data/global_intents.toml, Chinese and English).
+    # `items` given: those rows instead (name, description, action, enabled, phrases).
+    # enabled = false: the same list, every intent disabled (decisions as before).
+    enabled: bool = True
+    items: list[dict[str, Any]] | None = None
+
+    @field_validator("items")
+    @classmethod
+    def _well_formed(cls, v: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+        if v is not None:
+            try:
+                parse_intents(v)  # a malformed row stops the start, naming the intent
+            except ValueError as exc:
+                raise invalid("global_intents_rows", detail=str(exc)) from exc
+        return v
+
+    def defaults(self) -> tuple[GlobalIntent, ...]:
+        items = default_intents() if self.items is None else parse_intents(self.items)
+        if not self.enabled:
+            items = tuple(replace(i, enabled=False) for i in items)
+        return items
+
+
 class Settings(Section):
     server: ServerSettings = Field(default_factory=ServerSettings)
     database: DatabaseSettings = Field(default_factory=DatabaseSettings)
@@ -187,6 +215,7 @@ class Settings(Section):
     audit: AuditSettings = Field(default_factory=AuditSettings)
     calllog: CalllogSettings = Field(default_factory=CalllogSettings)
     evaluation: EvaluationSettings = Field(default_factory=EvaluationSettings)
+    global_intents: GlobalIntentsSettings = Field(default_factory=GlobalIntentsSettings)
 
     @field_validator("llm", mode="before")
     @classmethod
@@ -247,6 +276,7 @@ ENV_OVERRIDES: dict[str, tuple[str, str]] = {
     "CALLOUT_BODY_TIMEOUT_S": ("server", "body_timeout_s"),
     "CALLOUT_MAX_CONNECTIONS": ("server", "max_connections"),
     "CALLOUT_AUDIT_RETENTION_DAYS": ("audit", "retention_days"),
+    "CALLOUT_GLOBAL_INTENTS_ENABLED": ("global_intents", "enabled"),
 }
 
 

@@ -75,6 +75,10 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "请重新加载后再修改",
         "model configuration {config_id} was changed by someone else (you sent version "
         "{sent}, it is now {current}); reload it and apply your change again"),
+    "global_intents_version_conflict": (
+        "全局意图已被他人修改（你提交的版本是 {sent}，当前版本是 {current}），请重新加载后再修改",
+        "the global intents were changed by someone else (you sent version {sent}, it is now "
+        "{current}); reload them and apply your change again"),
     "name_conflict": ("{tier} 层级已有名为「{name}」的配置",
                       "a {tier} configuration named '{name}' already exists"),
     "name_taken": ("该层级已有同名配置", "already used in this tier"),
@@ -231,6 +235,10 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "intents_or_slots": ("intents 和 slots 至少要给一个",
                          "at least one of `intents` / `slots` is required"),
     "names_unique": ("{kind}：名称不能重复", "{kind}: names must be unique"),
+    "global_intents_rows": ("有误：{detail}", "invalid: {detail}"),
+    "phrase_matches_nothing": ("意图 {intent} 的短语「{phrase}」去掉标点和空格后什么都不剩，永远匹配不到",
+                               "phrase '{phrase}' of intent {intent} is nothing but punctuation "
+                               "and spaces: it can never match"),
     "fallback_not_offered": ("fallback_intent 必须是提供的意图之一",
                              "fallback_intent must be one of the offered intents"),
     "tool_parameters_object": ("parameters 必须是类型为 'object' 的 JSON Schema",

@@ -193,4 +193,7 @@ DIAGNOSTIC_MESSAGES: dict[str, tuple[str, str]] = {
         "intent「{value}」不在提供的意图（{names}）之中",
         "intent '{value}' is not one of the offered intents ({names})"),
     "reason.slots_not_object": ("slots 是 {kind}，不是对象", "slots is a {kind}, not an object"),
+    "reason.answered_by_invalid": (
+        "answered_by 是 {value}，不是 `human`、`voicemail`、`carrier`、`ivr`、`unknown` 之一",
+        "answered_by is {value}, not one of human, voicemail, carrier, ivr, unknown"),
 }

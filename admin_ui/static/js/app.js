@@ -13,6 +13,7 @@ import { openPasswordDialog } from "./pages/password.js";
 import * as evaluations from "./pages/evaluations.js";
 import * as scripts from "./pages/scripts.js";
 import * as lexicons from "./pages/lexicons.js";
+import * as globalIntents from "./pages/global_intents.js";
 
 const DEFAULT_ROUTE = "/ai/models";
 const ROUTES = {
@@ -25,6 +26,7 @@ const ROUTES = {
   "/ai/evaluations": { page: evaluations, title: "nav_evaluations" },
   "/ai/scripts": { page: scripts, title: "nav_scripts" },
   "/ai/lexicons": { page: lexicons, title: "nav_lexicons" },
+  "/ai/global-intents": { page: globalIntents, title: "nav_global_intents" },
 };
 
 export const session = { me: null };

@@ -246,6 +246,23 @@ const zh = {
   act_lexicon_create: "新建词库", act_lexicon_update: "修改词库", act_lexicon_delete: "删除词库", action_family_lexicon: "话术词库",
   detail_name: "名称", detail_action: "命中时", detail_replacement: "替换句", detail_terms: "禁用词数", detail_allow: "近似说法数",
   detail_terms_added: "新增的词", detail_terms_removed: "删去的词",
+  // global intents (issue 23)
+  nav_global_intents: "全局意图", gi_title: "全局意图",
+  gi_intro: "客户在任何节点都可能说、并且优先于节点流程的话：要求不再来电、投诉、要求转人工。短语规则命中时立即回答，不调用模型；否则模型会看到这些意图并可以指出其中之一。",
+  gi_list: "意图列表", gi_defaults: "当前使用 config.toml 的默认意图（尚未保存过）。", gi_saved_by: "版本 {version}，{by} 于 {time} 保存。",
+  gi_none: "没有全局意图：每次决策只看节点自己的意图。", gi_action: "动作", gi_action_end_call: "结束通话", gi_action_transfer: "转人工", gi_action_flag: "标记",
+  gi_enabled: "启用", gi_disabled: "停用", gi_phrases: "短语", gi_n_phrases: "{n} 条短语", gi_description: "说明（给模型看）",
+  gi_phrases_hint: "每行一条。星号 * 代表同一分句中最多 3 个字或词；以 ! 开头的是上下文，出现时该意图不算命中（例如 !晚点打）。否定（我不投诉、不用转人工）自动处理。",
+  gi_new: "新意图", gi_add: "添加意图", gi_edit: "编辑全局意图", gi_saved: "已保存全局意图（版本 {version}），所有工作进程立即生效。",
+  gi_conflict: "保存失败：有人在你之前修改了全局意图（版本已变化）。重新加载后再修改。",
+  gi_try_title: "试一句话", gi_try_intro: "看看规则对一句话怎么回答、为什么：命中了哪条短语，或者被哪个否定词、上下文挡住。",
+  gi_try_label: "客户说的话", gi_try: "试一试", gi_try_draft: "按正在编辑（尚未保存）的列表判断。",
+  gi_hit: "命中「{intent}」：短语「{phrase}」，原话「{text}」", gi_miss: "规则没有命中：这句话会交给模型判断。",
+  gi_miss_stopped: "规则没有命中（下面的短语被挡住了）：这句话会交给模型判断。",
+  gi_stop_negated: "「{intent}」的短语「{phrase}」（原话「{text}」）被否定词「{cue}」挡住",
+  gi_stop_context: "「{intent}」的短语「{phrase}」（原话「{text}」）因上下文「{cue}」不算",
+  gi_also: "同时命中「{intent}」：短语「{phrase}」（排在后面，不生效）",
+  act_global_intents_update: "修改全局意图",
 };
 
 const en = {
@@ -487,6 +504,23 @@ const en = {
   act_lexicon_create: "Create lexicon", act_lexicon_update: "Change lexicon", act_lexicon_delete: "Delete lexicon", action_family_lexicon: "Lexicons",
   detail_name: "Name", detail_action: "On a hit", detail_replacement: "Replacement", detail_terms: "Terms", detail_allow: "Look-alikes",
   detail_terms_added: "Terms added", detail_terms_removed: "Terms removed",
+  // global intents (issue 23)
+  nav_global_intents: "Global intents", gi_title: "Global intents",
+  gi_intro: "What a customer can say at any node that overrides it: stop calling me, a complaint, asking for a person. A phrase rule that matches answers at once, without a model call; otherwise the model sees these intents and may name one.",
+  gi_list: "Intents", gi_defaults: "Serving the defaults from config.toml (never saved).", gi_saved_by: "Version {version}, saved by {by} at {time}.",
+  gi_none: "No global intents: every decision looks only at the node's own intents.", gi_action: "Action", gi_action_end_call: "end the call", gi_action_transfer: "transfer to a person", gi_action_flag: "flag",
+  gi_enabled: "enabled", gi_disabled: "disabled", gi_phrases: "Phrases", gi_n_phrases: "{n} phrases", gi_description: "Description (for the model)",
+  gi_phrases_hint: "One a line. A * stands for up to 3 characters or words in the same clause; a line starting with ! is a context that stops the intent when present (e.g. !call me later). Negation (I won't complain, no need for a person) is handled for you.",
+  gi_new: "New intent", gi_add: "Add an intent", gi_edit: "Edit the global intents", gi_saved: "Saved the global intents (version {version}); every worker serves them now.",
+  gi_conflict: "Not saved: someone changed the global intents before you (the version moved on). Reload them, then edit again.",
+  gi_try_title: "Try a sentence", gi_try_intro: "See what the rules answer for a sentence and why: the phrase that matched, or the negation or context that stopped it.",
+  gi_try_label: "What the customer said", gi_try: "Try", gi_try_draft: "Judged by the list being edited (not saved yet).",
+  gi_hit: "Matches “{intent}”: phrase “{phrase}”, said as “{text}”", gi_miss: "No rule matches: this sentence goes to the model.",
+  gi_miss_stopped: "No rule matches (the phrases below were stopped): this sentence goes to the model.",
+  gi_stop_negated: "Phrase “{phrase}” of “{intent}” (said as “{text}”) was stopped by the negation “{cue}”",
+  gi_stop_context: "Phrase “{phrase}” of “{intent}” (said as “{text}”) does not count in the context “{cue}”",
+  gi_also: "Also matches “{intent}”: phrase “{phrase}” (listed later, not taken)",
+  act_global_intents_update: "Global intents changed",
 };
 
 const DICTS = { zh, en };

@@ -10,16 +10,51 @@ from typing import Literal
 
 from prometheus_client import Counter
 
-Outcome = Literal["model", "fallback", "error"]
-OUTCOMES: tuple[Outcome, ...] = ("model", "fallback", "error")
+Outcome = Literal["model", "fallback", "error", "rule"]
+OUTCOMES: tuple[Outcome, ...] = ("model", "fallback", "error", "rule")
 
 DECISIONS = Counter("callout_nlu_decisions_total",
                     "Live NLU decisions by what answered: the model, the node's fallback "
-                    "intent, or an error (no fallback_intent: 502/504)", ["outcome"])
+                    "intent, an error (no fallback_intent: 502/504), or a global intent's "
+                    "phrase rule (no model call)", ["outcome"])
 for _outcome in OUTCOMES:  # every series from the start: a ratio needs its zeros
     DECISIONS.labels(_outcome)
 
 
-def counted(fallback: bool | None) -> None:
+def counted(fallback: bool | None, *, rule: bool = False) -> None:
     """One live decision: `fallback` from the answer, None when it was an error."""
-    DECISIONS.labels("error" if fallback is None else "fallback" if fallback else "model").inc()
+    DECISIONS.labels("rule" if rule else "error" if fallback is None
+                     else "fallback" if fallback else "model").inc()
+
+
+MAX_NODES, OTHER_NODE = 200, "_other"
+GLOBAL_INTENTS = Counter("callout_nlu_global_intents_total",
+                         "Global intents answered, by intent, node and source (rule: a phrase "
+                         "rule, no model call; model: named by the model). Nodes past the "
+                         f"first {MAX_NODES} a worker saw count as {OTHER_NODE!r}",
+                         ["intent", "node", "source"])
+_nodes: set[str] = set()
+
+
+def global_intent(intent: str, node_id: str | None, source: str) -> None:
+    """One global intent answered. The labels stay bounded: intent names are the operators'
+    list (at most 50 at a time, 64 characters), nodes the first MAX_NODES seen by this
+    worker (cut to 64 characters), the rest `_other`; no node is `_none`."""
+    node = "_none" if not node_id else node_id[:64]
+    if node not in _nodes:
+        if len(_nodes) >= MAX_NODES:
+            node = OTHER_NODE
+        else:
+            _nodes.add(node)
+    GLOBAL_INTENTS.labels(intent[:64], node, source).inc()
+
+
+SCREENS = Counter("callout_nlu_screens_total",
+                  "Call screenings by who answered, the carrier's status (none: not a "
+                  "carrier, or its status unheard) and what answered (rule, model, fallback)",
+                  ["answered_by", "carrier_status", "source"])
+
+
+def screened(answered_by: str, carrier_status: str | None, source: str) -> None:
+    """One screening answer; every label is one of the contract's closed sets."""
+    SCREENS.labels(answered_by, carrier_status or "none", source).inc()

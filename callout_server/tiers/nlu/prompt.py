@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+from callout_server.phrases import GlobalIntent
 from callout_server.tiers.nlu.schemas import DecideRequest
 
 _SYSTEM = (
@@ -23,7 +25,16 @@ _TYPE_HINT = {
 }
 
 
-def build_messages(req: DecideRequest) -> list[dict[str, Any]]:
+_GLOBAL = (
+    "全局意图：客户在任何节点都可能表达以下意图，它们优先于节点流程。"
+    '若客户明确表达了其中之一，在 JSON 中另加 "global_intent": <全局意图名>，否则 "global_intent": null；'
+    "intent 仍照常按本节点意图填写。只是拒绝本次推荐、或约时间回电，都不是要求不再来电。"
+)
+
+
+def build_messages(req: DecideRequest,
+                   global_intents: Sequence[GlobalIntent] = ()) -> list[dict[str, Any]]:
+    """`global_intents`: the enabled ones offered beside the node's (none: as before)."""
     lines: list[str] = []
     if req.intents:
         lines.append("可选意图（intent 只能取以下名称之一）：")
@@ -40,6 +51,9 @@ def build_messages(req: DecideRequest) -> list[dict[str, Any]]:
     if req.instructions:
         lines.append(f"节点说明：{req.instructions}")
     system = _SYSTEM + "\n\n" + "\n".join(lines)
+    if global_intents:  # after a blank line: the node's sections end before it
+        system += "\n\n" + "\n".join(
+            [_GLOBAL, *(f"- {i.name}: {i.description}".rstrip(": ") for i in global_intents)])
 
     user_parts: list[str] = []
     if req.context:

@@ -1,4 +1,4 @@
-"""`POST /api/nlu/decide`: the dialer workers' route."""
+"""`POST /api/nlu/decide` and `POST /api/nlu/screen`: the dialer workers' routes."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from callout_server.api.deps import provide
 from callout_server.api.edge import received_at
 from callout_server.api.lean import LeanJsonRoute
 from callout_server.auth.deps import Principal, require_service
-from callout_server.tiers.nlu.schemas import DecideRequest, Decision
+from callout_server.tiers.nlu.schemas import DecideRequest, Decision, Screened, ScreenRequest
+from callout_server.tiers.nlu.screen import ScreenService
 from callout_server.tiers.nlu.service import NluService
 
 # The common request is served without FastAPI's per-request machinery (api/lean.py).
@@ -27,3 +28,15 @@ async def decide(
     arrived: Annotated[float | None, Depends(received_at)],
 ) -> Decision:
     return await nlu.decide(body, received_at=arrived)
+
+
+@router.post("/screen", responses={401: {}, 403: {}, 422: {}})
+async def screen(
+    body: ScreenRequest,
+    screening: Annotated[ScreenService, Depends(provide(ScreenService))],
+    _: Annotated[Principal, Depends(require_service)],
+    arrived: Annotated[float | None, Depends(received_at)],
+) -> Screened:
+    """Who answered the line: the rules first (no model call), else the model within
+    `deadline_ms`; a model failure answers `unknown` (`source: "fallback"`), never a 5xx."""
+    return await screening.screen(body, received_at=arrived)

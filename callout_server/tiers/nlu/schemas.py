@@ -49,6 +49,8 @@ class DecideRequest(RequestModel):
     fallback_intent: str | None = Field(None, pattern=_NAME)
     overrides: Overrides = Field(default_factory=Overrides)
     deadline_ms: int | None = Field(None, ge=50, le=120_000)
+    # False: this node does not check the global intents (no rule, none offered the model).
+    global_intents: bool = True
 
     @field_validator("utterance")
     @classmethod
@@ -73,11 +75,39 @@ class DecideRequest(RequestModel):
         return self
 
 
+class GlobalIntentAnswer(BaseModel):
+    name: str
+    action: Literal["end_call", "transfer", "flag"]
+    source: Literal["rule", "model"]
+
+
 class Decision(BaseModel):
     intent: str | None
     confidence: float | None
     slots: dict[str, Any]
     fallback: bool
-    model: str
+    model: str | None  # None: the phrase rules answered (a global intent), no model call
+    latency_ms: int
+    diagnostic: dict[str, Any] | None
+    global_intent: GlobalIntentAnswer | None = None
+
+
+AnsweredBy = Literal["human", "voicemail", "carrier", "ivr", "unknown"]
+CarrierStatus = Literal["powered_off", "vacant", "suspended", "busy", "unreachable"]
+
+
+class ScreenRequest(RequestModel):
+    """`POST /api/nlu/screen`: the first thing heard after the line connected."""
+
+    call_id: str | None = Field(None, max_length=200)
+    # Blank is an answer (nothing but noise was heard: `unknown`), not a refusal.
+    utterance: str = Field(max_length=4000)
+    deadline_ms: int | None = Field(None, ge=50, le=120_000)
+
+
+class Screened(BaseModel):
+    answered_by: AnsweredBy
+    carrier_status: CarrierStatus | None
+    source: Literal["rule", "model", "fallback"]
     latency_ms: int
     diagnostic: dict[str, Any] | None

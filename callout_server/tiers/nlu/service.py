@@ -21,8 +21,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from callout_server.calllog.inputs import NluInputs
-from callout_server.calllog.reports import NULL_RECORDER, Recorder, record_call
+from callout_server.calllog.reports import NULL_RECORDER, Recorder, record_call, record_rule
 from callout_server.i18n import current
+from callout_server.intents.compiled import CompiledIntents
 from callout_server.llm import (
     Completion,
     Diagnostic,
@@ -33,35 +34,61 @@ from callout_server.llm import (
     Locale,
     extract_json_object,
 )
+from callout_server.phrases import GlobalIntent, IntentHit
 from callout_server.tiers.defaults import THINKING_DEFAULT
 from callout_server.tiers.errors import ModelCallFailed
 from callout_server.tiers.nlu import metrics
+from callout_server.tiers.nlu.global_intents import (
+    answer_of,
+    in_play,
+    offered_to_model,
+    read_global,
+    rule_hit,
+)
 from callout_server.tiers.nlu.prompt import build_messages
-from callout_server.tiers.nlu.schemas import DecideRequest, Decision
+from callout_server.tiers.nlu.schemas import DecideRequest, Decision, GlobalIntentAnswer
 from callout_server.tiers.nlu.validate import SchemaMismatch, validate_answer
 from callout_server.upstream import Call, CallReport, Route, UpstreamError, Upstreams
 
 
-def llm_request(req: DecideRequest) -> LLMRequest:
+def llm_request(req: DecideRequest, global_intents: tuple[GlobalIntent, ...] = ()) -> LLMRequest:
     """The model call for one decision: JSON mode, the node's overrides, thinking off."""
-    return req.overrides.apply(build_messages(req), json_mode=True,
+    return req.overrides.apply(build_messages(req, global_intents), json_mode=True,
                                default_thinking=THINKING_DEFAULT["nlu"])
+
+
+def _no_global_intents() -> CompiledIntents | None:
+    return None
 
 
 class NluService:
     def __init__(self, llm: Upstreams | LLMClient,
                  active_config: Callable[[], LLMConfig | Route],
-                 recorder: Recorder = NULL_RECORDER, locale: Locale = "zh") -> None:
+                 recorder: Recorder = NULL_RECORDER, locale: Locale = "zh",
+                 global_intents: Callable[[], CompiledIntents | None] = _no_global_intents,
+                 ) -> None:
         self._upstreams = llm if isinstance(llm, Upstreams) else Upstreams(llm)
         self._active_config = active_config
         self._recorder = recorder
         self._locale = locale
+        self._global_intents = global_intents  # the snapshot's section: memory only
 
     async def decide(self, req: DecideRequest, *, received_at: float | None = None) -> Decision:
         """`received_at`: `time.perf_counter()` when the request arrived; `deadline_ms` counts
-        from there (a request that waited past it gets no model call)."""
-        outcome = await self._decide(req, Route.of(self._active_config()), "live", received_at)
+        from there (a request that waited past it gets no model call).
+
+        The global intents first (tiers/nlu/global_intents.py): a phrase rule that hits
+        answers at once, without a model call."""
+        intents = in_play(req, self._global_intents())
+        hit = rule_hit(req, intents)
+        if hit is not None:
+            assert intents is not None
+            return self._rule_decision(req, intents, hit, received_at)
+        outcome = await self._decide(req, Route.of(self._active_config()), "live", received_at,
+                                     intents)
         metrics.counted(outcome.decision.fallback if outcome.decision else None)
+        if outcome.decision is not None and outcome.decision.global_intent is not None:
+            metrics.global_intent(outcome.decision.global_intent.name, req.node_id, "model")
         if outcome.decision is None:
             assert outcome.diagnostic is not None
             raise ModelCallFailed(outcome.diagnostic)
@@ -75,15 +102,31 @@ class NluService:
         "evaluation"` and its inputs are never kept (a replay is no traffic to replay later).
         Cancelling the caller closes the upstream request.
         """
-        return await self._decide(req, Route.of(cfg), "evaluation")
+        return await self._decide(req, Route.of(cfg), "evaluation", None,
+                                  in_play(req, self._global_intents()))
+
+    def _rule_decision(self, req: DecideRequest, intents: CompiledIntents, hit: IntentHit,
+                       received_at: float | None) -> Decision:
+        """A global intent's phrase said: answered now, recorded as the rules' decision."""
+        started = time.perf_counter() if received_at is None else received_at
+        latency = (time.perf_counter() - started) * 1000
+        record_rule(self._recorder, "nlu", f"global_intent.{hit.intent}", call_id=req.call_id,
+                    node_id=req.node_id, latency_ms=round(latency, 3),
+                    args={"intent": hit.intent, "phrase": hit.phrase})
+        metrics.counted(False, rule=True)
+        metrics.global_intent(hit.intent, req.node_id, "rule")
+        return Decision(intent=None, confidence=None, slots={s.name: None for s in req.slots},
+                        fallback=False, model=None, latency_ms=round(latency), diagnostic=None,
+                        global_intent=answer_of(hit.intent, intents, "rule"))
 
     async def _decide(self, req: DecideRequest, route: Route, source: str,
-                      received_at: float | None = None) -> Outcome:
+                      received_at: float | None = None,
+                      intents: CompiledIntents | None = None) -> Outcome:
         started = time.perf_counter() if received_at is None else received_at
         deadline_s = (req.deadline_ms / 1000) if req.deadline_ms else route.primary.timeout_s
         # The budget is the caller's, from its request's arrival (upstream/deadline.py).
         call = self._upstreams.call(route, deadline_s=deadline_s, started=started)
-        llm_req = llm_request(req)
+        llm_req = llm_request(req, offered_to_model(intents))
         decision: Decision | None
         if call.deadline.expired():  # spent before it got here: no call, no endpoint blamed
             report = call.report(self._too_late(call, llm_req))
@@ -97,7 +140,7 @@ class NluService:
                 # after it is a decision (the record says `ok`, with the vendor's finish
                 # reason); an answer read after the deadline is none (never given late).
                 try:
-                    intent, confidence, slots = self._read(req, served.value)
+                    intent, confidence, slots, named = self._read(req, served.value, intents)
                 except _Failure as exc:
                     report = served.report.judged(exc.diagnostic)
                 else:
@@ -111,7 +154,8 @@ class NluService:
                         decision = Decision(intent=intent, confidence=confidence, slots=slots,
                                             fallback=False,
                                             model=served.value.model or served.config.model,
-                                            latency_ms=latency_ms, diagnostic=None)
+                                            latency_ms=latency_ms, diagnostic=None,
+                                            global_intent=named)
                         self._record(req, report, source, decision, "ok")
                         return Outcome(decision, None, latency_ms, _Tokens.of(report))
         failure = report.diagnostic
@@ -132,8 +176,11 @@ class NluService:
         return call.deadline.exceeded(self._locale,
                                       llm_req.max_tokens or call.route.primary.max_tokens)
 
-    def _read(self, req: DecideRequest, completion: Completion) -> tuple[str | None, float | None, dict[str, Any]]:
-        """The decision in the model's answer, or `_Failure` saying why there is none.
+    def _read(self, req: DecideRequest, completion: Completion,
+              intents: CompiledIntents | None = None,
+              ) -> tuple[str | None, float | None, dict[str, Any], GlobalIntentAnswer | None]:
+        """The decision in the model's answer (and the global intent it named), or
+        `_Failure` saying why there is none.
 
         Whether the output was cut is the client's verdict (`completion.diagnostic`, judged
         once by classify.py): no complete object in a cut output is that verdict; anything
@@ -147,8 +194,11 @@ class NluService:
                 "invalid_json", self._locale, reason=f"json_{exc.reason}",
                 finish_reason=completion.finish_reason, max_tokens=completion.max_tokens,
                 completion_tokens=completion.usage.completion_tokens)) from exc
+        named, as_intent = read_global(answer, req, intents)
         try:
-            return validate_answer(req, answer)
+            # A global intent named as `intent` is no node intent: none is taken then.
+            return (*validate_answer(req.model_copy(update={"intents": []}) if as_intent
+                                     else req, answer), named)
         except SchemaMismatch as exc:
             raise _Failure(Diagnostic.make("schema_mismatch", self._locale, reason=exc.reason,
                                            args=exc.values,

@@ -1,7 +1,7 @@
 """Lexicons of the speech guard: forbidden terms, allowed look-alikes and what to do on a hit.
 
 Revision ID: 0012_lexicons
-Revises: 0009_endpoint_drains
+Revises: 0011_global_intents
 Create Date: 2026-12-02
 """
 
@@ -14,7 +14,7 @@ from alembic import op
 from sqlalchemy.dialects import postgresql
 
 revision: str = "0012_lexicons"
-down_revision: str | Sequence[str] | None = "0009_endpoint_drains"
+down_revision: str | Sequence[str] | None = "0011_global_intents"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
