@@ -28,8 +28,8 @@ from callout_server.config.settings import Settings, load_settings
 from callout_server.connectivity.router import router as connectivity_router
 from callout_server.evaluation.router import router as evaluation_router
 from callout_server.health import router as health_router
-from callout_server.lexicons.router import router as lexicons_router
 from callout_server.intents.router import router as intents_router
+from callout_server.lexicons.router import router as lexicons_router
 from callout_server.logs import write_through
 from callout_server.people.audit_router import router as audit_router
 from callout_server.people.router import router as people_router
