@@ -6,7 +6,7 @@ under its class in `components`, where a route's `provide(Cls)` dependency finds
 `stop()` takes them down in reverse, and one component's failing shutdown never skips the
 others.
 
-    secrets -> (SQLite: migrate) -> db -> llm client -> upstream pools
+    secrets -> privacy guard -> (SQLite: migrate) -> db -> llm client -> upstream pools
             -> snapshot loader -> store -> sync -> config service -> connection tester
             -> auth -> audit log (retention purge) -> people
             -> call-log recorder -> diagnostics queries
@@ -32,6 +32,7 @@ from callout_server.calllog.service import DiagnosticsQueries
 from callout_server.config.bus import ConfigSync
 from callout_server.config.drains import DRAINS, DrainService
 from callout_server.config.live import LiveWrites
+from callout_server.config.privacy import privacy_from_settings
 from callout_server.config.secrets import SecretBox, secret_box_from_settings
 from callout_server.config.service import ConfigService
 from callout_server.config.settings import Settings
@@ -44,6 +45,7 @@ from callout_server.evaluation.service import EvaluationService
 from callout_server.health import HealthCheck
 from callout_server.llm import LLMClient
 from callout_server.people.service import PeopleService
+from callout_server.privacy import Privacy, install
 from callout_server.tiers.chat.service import ChatService
 from callout_server.tiers.defaults import THINKING_DEFAULT
 from callout_server.tiers.nlu.service import NluService
@@ -75,6 +77,7 @@ class Services:
     audit: AuditLog
     people: PeopleService
     evaluations: EvaluationService
+    privacy: Privacy
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -93,6 +96,9 @@ class Services:
         self.secrets = secret_box_from_settings(
             s.auth.secret_key.get_secret_value(), s.auth.secret_key_file,
             s.database.sqlite_path)
+        # What is stored and logged from here on is redacted ([privacy], docs/privacy.md).
+        self.privacy = self._provide(privacy_from_settings(s))
+        install(self.privacy)
         await self._migrate_if_embedded()
         self.db = Database(s.database.effective_url, pool_size=s.database.pool_size,
                            connect_timeout_s=s.database.connect_timeout_s)
@@ -145,18 +151,19 @@ class Services:
         self._stoppers.append(self.sync.stop)
 
     async def _start_people(self) -> None:
-        self.audit = self._provide(AuditLog(self.db, self.settings.audit))
+        audit = self.settings.audit.model_copy(
+            update={"retention_days": self.settings.retention_days["audit"]})
+        self.audit = self._provide(AuditLog(self.db, audit))
         await self.audit.start()
         self._stoppers.append(self.audit.stop)
         self.people = self._provide(PeopleService(self.db, self.auth))
 
     async def _start_call_log(self) -> None:
-        d = self.settings.diagnostics
+        d, keep = self.settings.diagnostics, self.settings.retention_days
         self.recorder = self._provide(DiagnosticsRecorder(
             self.db, queue_size=d.queue_size, batch_size=d.batch_size,
-            flush_interval_s=d.flush_interval_s, retention_days=d.retention_days,
-            stalled_after_s=d.stalled_after_s,
-            nlu_inputs_days=self.settings.calllog.nlu_inputs_days))
+            flush_interval_s=d.flush_interval_s, retention_days=keep["call_log"],
+            stalled_after_s=d.stalled_after_s, nlu_inputs_days=keep["nlu_inputs"]))
         await self.recorder.start()
         self._stoppers.append(self.recorder.stop)
         watch_writer(self.recorder.health)
@@ -182,8 +189,7 @@ class Services:
             self.db, self.config, self.nlu, lambda: store.current.active("nlu").config.id,
             concurrency=e.concurrency, max_calls=e.max_calls, stale_after_s=e.stale_after_s,
             max_rate=e.max_rate, busy_lag_s=e.busy_lag_ms / 1000,
-            inputs_days=min(self.settings.calllog.nlu_inputs_days,
-                            self.settings.diagnostics.retention_days)))
+            inputs_days=self.settings.retention_days["evaluations"]))
         await self.evaluations.start()
         self._stoppers.append(self.evaluations.stop)
 
