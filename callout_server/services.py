@@ -163,7 +163,8 @@ class Services:
         self.recorder = self._provide(DiagnosticsRecorder(
             self.db, queue_size=d.queue_size, batch_size=d.batch_size,
             flush_interval_s=d.flush_interval_s, retention_days=keep["call_log"],
-            stalled_after_s=d.stalled_after_s, nlu_inputs_days=keep["nlu_inputs"]))
+            stalled_after_s=d.stalled_after_s, nlu_inputs_days=keep["nlu_inputs"],
+            privacy=self.privacy))
         await self.recorder.start()
         self._stoppers.append(self.recorder.stop)
         watch_writer(self.recorder.health)

@@ -16,6 +16,9 @@ written to `nlu_call_inputs` in the same transaction as the batch; they are kept
 `nlu_inputs_days` (0: never written), the records for `retention_days`; one purge loop
 deletes both by time.
 
+Customers' personal data is redacted from each record once, before its batch is written,
+in a worker thread (redact.py): never on the request path.
+
 Shutdown: `stop()` raises a flag the loop checks, wakes it, waits a bounded time for it to
 finish the batch it holds, cancels it if it must, then writes what is left — never longer
 than its timeout, whatever the database does.
@@ -38,10 +41,12 @@ from callout_server.calllog import metrics
 from callout_server.calllog.ids import IdAllocator
 from callout_server.calllog.models import LLMCallLog, NluCallInput
 from callout_server.calllog.records import COLUMNS, INPUT_COLUMNS, CallRecord
+from callout_server.calllog.redact import prepare
 from callout_server.calllog.refusals import is_refused_data
 from callout_server.db.base import SCHEMA, utcnow
 from callout_server.db.engine import Database
 from callout_server.db.retention import purge_every
+from callout_server.privacy import Privacy, current
 
 log = logging.getLogger(__name__)
 
@@ -52,8 +57,10 @@ class DiagnosticsRecorder:
     def __init__(self, db: Database, *, queue_size: int = 10_000, batch_size: int = 200,
                  flush_interval_s: float = 0.5, retention_days: int = 30,
                  purge_interval_s: float = 3600.0, write_timeout_s: float = 10.0,
-                 stalled_after_s: float = 30.0, nlu_inputs_days: int = 7) -> None:
+                 stalled_after_s: float = 30.0, nlu_inputs_days: int = 7,
+                 privacy: Privacy | None = None) -> None:
         self._db = db
+        self._privacy = privacy or current()
         self._queue: deque[CallRecord] = deque()
         self._queue_size = queue_size
         self._batch_size = batch_size
@@ -228,6 +235,7 @@ class DiagnosticsRecorder:
                 if rec.id is None:
                     await self._ids.refill(low_water=1)
                     rec.id = self._ids.take()
+            await prepare(batch, self._privacy)  # redacted once, in a thread (redact.py)
             while todo:
                 part = todo[-1]  # popped once settled: a cancellation puts it back too
                 try:
@@ -305,8 +313,8 @@ class DiagnosticsRecorder:
             await s.execute(insert(LLMCallLog), [rec.row() for rec in batch])
             if inputs:
                 await s.execute(insert(NluCallInput), [
-                    row | {"inputs": orjson.loads(row["inputs"]),
-                           "decision": orjson.loads(row["decision"])} for row in inputs])
+                    row | {name: orjson.loads(row[name]) if row[name] is not None else None
+                           for name in ("inputs", "decision", "redacted")} for row in inputs])
 
     async def purge_expired(self) -> int:
         """Delete records past `retention_days` and NLU inputs past `nlu_inputs_days`."""
