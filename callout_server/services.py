@@ -164,7 +164,8 @@ class Services:
             self.db, queue_size=d.queue_size, batch_size=d.batch_size,
             flush_interval_s=d.flush_interval_s, retention_days=keep["call_log"],
             stalled_after_s=d.stalled_after_s, nlu_inputs_days=keep["nlu_inputs"],
-            privacy=self.privacy))
+            privacy=self.privacy, purge_batch=self.settings.privacy.purge_batch,
+            purge_interval_s=self.settings.privacy.purge_interval_s))
         await self.recorder.start()
         self._stoppers.append(self.recorder.stop)
         watch_writer(self.recorder.health)
@@ -190,7 +191,8 @@ class Services:
             self.db, self.config, self.nlu, lambda: store.current.active("nlu").config.id,
             concurrency=e.concurrency, max_calls=e.max_calls, stale_after_s=e.stale_after_s,
             max_rate=e.max_rate, busy_lag_s=e.busy_lag_ms / 1000,
-            inputs_days=self.settings.retention_days["evaluations"]))
+            inputs_days=self.settings.retention_days["evaluations"],
+            purge_batch=self.settings.privacy.purge_batch))
         await self.evaluations.start()
         self._stoppers.append(self.evaluations.stop)
 

@@ -35,7 +35,7 @@ from datetime import timedelta
 from typing import Any, Literal
 
 import orjson
-from sqlalchemy import delete, insert
+from sqlalchemy import insert
 
 from callout_server.calllog import metrics
 from callout_server.calllog.ids import IdAllocator
@@ -45,7 +45,7 @@ from callout_server.calllog.redact import prepare
 from callout_server.calllog.refusals import is_refused_data
 from callout_server.db.base import SCHEMA, utcnow
 from callout_server.db.engine import Database
-from callout_server.db.retention import purge_every
+from callout_server.db.retention import purge_before, purge_every
 from callout_server.privacy import Privacy, current
 
 log = logging.getLogger(__name__)
@@ -58,8 +58,9 @@ class DiagnosticsRecorder:
                  flush_interval_s: float = 0.5, retention_days: int = 30,
                  purge_interval_s: float = 3600.0, write_timeout_s: float = 10.0,
                  stalled_after_s: float = 30.0, nlu_inputs_days: int = 7,
-                 privacy: Privacy | None = None) -> None:
+                 privacy: Privacy | None = None, purge_batch: int = 5000) -> None:
         self._db = db
+        self._purge_batch = purge_batch
         self._privacy = privacy or current()
         self._queue: deque[CallRecord] = deque()
         self._queue_size = queue_size
@@ -317,11 +318,12 @@ class DiagnosticsRecorder:
                            for name in ("inputs", "decision", "redacted")} for row in inputs])
 
     async def purge_expired(self) -> int:
-        """Delete records past `retention_days` and NLU inputs past `nlu_inputs_days`."""
+        """Delete records past `retention_days` and NLU inputs past `nlu_inputs_days`, in
+        batches of `purge_batch` rows."""
         now = utcnow()
-        async with self._db.session() as s:
-            result = await s.execute(delete(LLMCallLog).where(LLMCallLog.at < now - self._retention))
-            inputs = await s.execute(
-                delete(NluCallInput).where(NluCallInput.at < now - self._inputs_retention))
-        return int(result.rowcount or 0) + int(inputs.rowcount or 0)  # type: ignore[attr-defined]
+        records = await purge_before(self._db, LLMCallLog, now - self._retention,
+                                     batch=self._purge_batch)
+        inputs = await purge_before(self._db, NluCallInput, now - self._inputs_retention,
+                                    batch=self._purge_batch)
+        return records + inputs
 

@@ -30,6 +30,7 @@ from callout_server.config.errors import ConfigNotFound
 from callout_server.config.service import ConfigService
 from callout_server.db.base import utcnow
 from callout_server.db.engine import Database
+from callout_server.db.retention import purge_before
 from callout_server.evaluation import repository
 from callout_server.evaluation.errors import (
     EvaluationNotFound,
@@ -71,8 +72,10 @@ class EvaluationService:
                  active_nlu_id: Callable[[], int | None], *, concurrency: int = 4,
                  max_calls: int = 5000, stale_after_s: float = 15.0,
                  inputs_days: int = 7, report_interval_s: float = 0.5,
-                 max_rate: float = 20.0, busy_lag_s: float = 0.010) -> None:
+                 max_rate: float = 20.0, busy_lag_s: float = 0.010,
+                 purge_batch: int = 5000) -> None:
         self._db = db
+        self._purge_batch = purge_batch
         self._configs = configs
         self._nlu = nlu
         self._active_nlu_id = active_nlu_id
@@ -129,9 +132,9 @@ class EvaluationService:
 
     async def purge(self) -> int:
         """Per-call results quote customers' words: gone with the NLU inputs they came from."""
-        async with self._db.session() as s:
-            return await repository.purge_results(
-                s, utcnow() - timedelta(days=self._inputs_days))
+        return await purge_before(self._db, EvaluationResult,
+                                  utcnow() - timedelta(days=self._inputs_days),
+                                  batch=self._purge_batch)
 
     async def _maintain(self) -> None:
         tick = max(min(self._stale.total_seconds() / 3, 5.0), 0.2)
