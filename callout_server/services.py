@@ -26,12 +26,13 @@ from typing import Any
 
 from callout_server.audit.log import AuditLog
 from callout_server.auth.service import AuthService
+from callout_server.calllog.erasure import CallErasure, load_recent
 from callout_server.calllog.metrics import CONFIG_GENERATION, watch_writer
 from callout_server.calllog.recorder import DiagnosticsRecorder
 from callout_server.calllog.service import DiagnosticsQueries
 from callout_server.config.bus import ConfigSync
 from callout_server.config.drains import DRAINS, DrainService
-from callout_server.config.live import LiveWrites
+from callout_server.config.live import LiveWrites, Section
 from callout_server.config.privacy import privacy_from_settings
 from callout_server.config.secrets import SecretBox, secret_box_from_settings
 from callout_server.config.service import ConfigService
@@ -41,6 +42,7 @@ from callout_server.connectivity.models import ModelLister
 from callout_server.connectivity.service import ConnectionTester
 from callout_server.connectivity.upstreams import UpstreamHealth
 from callout_server.db.engine import Database
+from callout_server.evaluation.models import EvaluationResult
 from callout_server.evaluation.service import EvaluationService
 from callout_server.health import HealthCheck
 from callout_server.llm import LLMClient
@@ -54,6 +56,9 @@ from callout_server.tiers.script.service import ScriptService
 from callout_server.upstream import Upstreams
 
 log = logging.getLogger(__name__)
+
+# Calls erased lately (DELETE /api/admin/calls/{call_id}): every worker drops what it holds.
+ERASURES: Section[frozenset[str]] = Section("erasures", load_recent, initial=frozenset())
 
 
 class Services:
@@ -116,6 +121,7 @@ class Services:
         await self._start_tiers()
         self.health = self._provide(HealthCheck(self.sync, self.store, self.recorder))
         await self._start_evaluations()
+        self._start_erasure()
 
     async def _stop_llm(self) -> None:
         await self.llm.aclose()
@@ -131,7 +137,7 @@ class Services:
     async def _start_config(self) -> None:
         s = self.settings
         # Live state beside the configurations, loaded with every snapshot (config/live.py).
-        loader = SnapshotLoader(self.db, self.secrets, s.file_llm_configs, sections=[DRAINS])
+        loader = SnapshotLoader(self.db, self.secrets, s.file_llm_configs, sections=[DRAINS, ERASURES])
         self.store = ConfigStore(loader.initial(), loader.load)
         self.store.add_listener(lambda snapshot: CONFIG_GENERATION.set(snapshot.generation))
         self.sync = ConfigSync(
@@ -184,6 +190,13 @@ class Services:
         await self.chat.start()
         self._stoppers.append(self.chat.stop)
         self._provide(UpstreamHealth(self.upstreams, self.store))
+
+    def _start_erasure(self) -> None:
+        erasure = self._provide(CallErasure(self.writes, self.recorder, self.privacy))
+        erasure.also(EvaluationResult)
+        erasure.on_local(self.chat.forget_calls)
+        erasure.apply(self.store.current.section(ERASURES))  # erased before this start
+        self.store.add_listener(lambda snapshot: erasure.apply(snapshot.section(ERASURES)))
 
     async def _start_evaluations(self) -> None:
         e, store = self.settings.evaluation, self.store

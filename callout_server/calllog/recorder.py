@@ -31,6 +31,7 @@ import contextlib
 import logging
 import time
 from collections import deque
+from collections.abc import AsyncIterator, Callable
 from datetime import timedelta
 from typing import Any, Literal
 
@@ -135,6 +136,21 @@ class DiagnosticsRecorder:
         if len(self._queue) >= self._batch_size or self._ids.available < 100:
             self._wake.set()
         return rec.id
+
+    @contextlib.asynccontextmanager
+    async def paused(self) -> AsyncIterator[None]:
+        """No batch is written while inside (an erasure deletes rows meanwhile)."""
+        async with self._writing:
+            yield
+
+    def forget(self, erased: Callable[[str | None], bool]) -> int:
+        """Drop the queued records of the calls `erased` names (an erasure); how many."""
+        keep = deque(rec for rec in self._queue if not erased(rec.call_id))
+        dropped = len(self._queue) - len(keep)
+        if dropped:
+            self._queue = keep
+            metrics.DIAG_QUEUED.set(len(keep))
+        return dropped
 
     async def start(self) -> None:
         with contextlib.suppress(Exception):  # DB down at start: the writer retries

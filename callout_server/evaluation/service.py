@@ -242,7 +242,8 @@ class EvaluationService:
         return EvaluationList(items=[self._view(r, r.summary) for r in rows])
 
     async def get(self, evaluation_id: int, *, disagreements_limit: int = 50,
-                  node_id: str | None = None) -> EvaluationOut:
+                  node_id: str | None = None, quotes: bool = True) -> EvaluationOut:
+        """`quotes` False (a viewer): no disagreements, which quote customers' words."""
         async with self._session() as s:
             row = await repository.get(s, evaluation_id)
             if row is None:
@@ -254,9 +255,13 @@ class EvaluationService:
                 if summary is None:  # interrupted before it could write one
                     stats = await repository.result_stats(s, evaluation_id)
                     summary = await asyncio.to_thread(summarize, stats)
-                page = await repository.disagreements(s, evaluation_id, after=None,
-                                                      limit=disagreements_limit, node_id=node_id)
+                if quotes:
+                    page = await repository.disagreements(
+                        s, evaluation_id, after=None, limit=disagreements_limit,
+                        node_id=node_id)
         out = self._view(row, summary)
+        if not quotes:
+            return out  # disagreements null
         out.disagreements = [disagreement(r) for r in page]
         out.disagreements_next = page[-1].id if len(page) == disagreements_limit else None
         return out

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
+from callout_server.i18n import invalid
 from callout_server.redaction import ALL_KINDS, DEFAULT_KINDS, MIN_KEY_BYTES
 
 
@@ -48,7 +49,8 @@ class PrivacySettings(BaseModel):
     def _known(cls, v: list[str]) -> list[str]:
         unknown = sorted(set(v) - ALL_KINDS)
         if unknown:
-            raise ValueError(f"unknown kinds {unknown}; known: {sorted(ALL_KINDS)}")
+            raise invalid("privacy_kinds_unknown", unknown=", ".join(unknown),
+                          known=", ".join(sorted(ALL_KINDS)))
         return sorted(set(v))
 
     @field_validator("key")
@@ -56,5 +58,5 @@ class PrivacySettings(BaseModel):
     def _long_enough(cls, v: SecretStr) -> SecretStr:
         raw = v.get_secret_value()
         if raw and len(raw.encode()) < MIN_KEY_BYTES:
-            raise ValueError(f"needs at least {MIN_KEY_BYTES} bytes")
+            raise invalid("privacy_key_short", min_bytes=MIN_KEY_BYTES)
         return v
