@@ -11,10 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from callout_server.calllog.backfill import Target
+from callout_server.evaluation.models import EvaluationResult
 from callout_server.privacy import Privacy, merge
 
 TEXT_COLUMNS = ("utterance", "recorded_intent", "candidate_intent", "call_id", "node_id")
 JSON_COLUMNS = ("recorded_slots", "candidate_slots")
+# Rows stored before redaction ran, for `callout-server redact-stored`.
+STORED = Target(EvaluationResult, TEXT_COLUMNS, JSON_COLUMNS)
 
 
 def redact_row(row: dict[str, Any], guard: Privacy) -> dict[str, Any]:
