@@ -89,3 +89,22 @@ async def test_a_record_is_redacted_once_even_when_its_write_is_retried(
     async with calllog_db.session() as s:
         row = (await s.scalars(select(LLMCallLog))).one()
     assert row.detail == calls[0][0] and row.redacted == {"bank_card": 1}
+
+
+async def test_the_thread_and_the_sliced_loop_redact_alike() -> None:
+    from callout_server.calllog.redact import prepare
+
+    def records() -> list[CallRecord]:
+        return [CallRecord(tier="nlu", code="ok", call_id=f"c{i}", detail=f"号码{PHONE}",
+                           inputs=NluInputs(_request(f"电话{PHONE}"), {"intent": "agree"}, 1.0))
+                for i in range(40)]
+
+    privacy = Privacy("k" * 32)
+    threaded, sliced = records(), records()
+    await prepare(threaded, privacy, in_thread=True)
+    await prepare(sliced, privacy, in_thread=False)
+    assert [(r.detail, r.input_values, r.redacted) for r in threaded] == [
+        (r.detail, r.input_values, r.redacted) for r in sliced]
+    assert all(PHONE not in (r.detail or "") and r.redacted == {"mobile": 2} for r in sliced)
+    await prepare(sliced, privacy)  # once redacted, never again
+    assert [r.detail for r in sliced] == [r.detail for r in threaded]

@@ -30,7 +30,11 @@ from callout_server.calllog.records import TEXT_LIMITS, CallRecord, storable_tex
 from callout_server.privacy import FAILED, Privacy, Tally, merge
 
 TEXT_FIELDS = ("message", "advice", "detail", "call_id", "node_id")
-# Fewer records than this are redacted on the loop: a thread hop costs more than they do.
+# Records redacted between two yields to the event loop (each ~0.05-0.3 ms).
+SLICE = 16
+# Batches of THREAD_FROM records or more are redacted in a worker thread: it measured the
+# least event-loop lag of the three ways (bench/bench_privacy.py); fewer cost less than a hop.
+IN_THREAD = True
 THREAD_FROM = 8
 
 
@@ -98,16 +102,26 @@ def _redact_all(batch: Sequence[CallRecord], privacy: Privacy) -> list[Prepared]
     return [redact_record(rec, privacy) for rec in batch]
 
 
-async def prepare(batch: Sequence[CallRecord], privacy: Privacy) -> None:
-    """Redact the records of `batch` not yet redacted (no-op with `redact = false`)."""
+async def prepare(batch: Sequence[CallRecord], privacy: Privacy, *,
+                  in_thread: bool = IN_THREAD) -> None:
+    """Redact the records of `batch` not yet redacted (no-op with `redact = false`).
+
+    In a worker thread (`in_thread`, the default, from `THREAD_FROM` records), else on the
+    loop `SLICE` records at a time with a yield between slices. Redacting a whole batch at
+    once on the loop would hold every waiting decision for tens of ms (bench/README.md,
+    "Privacy")."""
     if not privacy.enabled:
         return
     todo = [rec for rec in batch if rec.redacted is None]
     if not todo:
         return
-    if len(todo) < THREAD_FROM:
-        results = _redact_all(todo, privacy)
-    else:
+    if in_thread and len(todo) >= THREAD_FROM:
         results = await asyncio.to_thread(_redact_all, todo, privacy)
+    else:
+        results = []
+        for at in range(0, len(todo), SLICE):
+            if at:
+                await asyncio.sleep(0)  # let waiting requests run between slices
+            results += _redact_all(todo[at:at + SLICE], privacy)
     for rec, done in zip(todo, results, strict=True):
         apply(rec, done)
