@@ -24,6 +24,12 @@ during (b). `--global-intents off` starts the worker with `[global_intents] enab
 `on` (the default, as shipped) checks the three default intents' rules on every decision
 (none hits this utterance) and offers them the model.
 
+    .venv/bin/python bench/bench_nlu.py --privacy
+
+adds (c): the same decisions to a second worker with `[privacy] redact = false`, alternated
+with (b) in the same rounds: what redacting the call log costs a worker (its CPU per
+decision; the redaction runs in the call-log writer, never on the request).
+
     .venv/bin/python bench/bench_nlu.py --in-process
 
 measures the tier's own work alone, for a machine too busy for the figures above: one
@@ -43,6 +49,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import orjson
@@ -146,7 +153,8 @@ def cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-async def load(args: argparse.Namespace, upstream: str, worker: str, worker_pid: int) -> None:
+async def load(args: argparse.Namespace, upstream: str, worker: str, worker_pid: int,
+               off: tuple[str, int] | None = None) -> None:
     bare_body = upstream_body(args.global_intents == "on")
     decide_body = orjson.dumps(DECIDE)
     json_ct = {"content-type": "application/json"}
@@ -160,15 +168,21 @@ async def load(args: argparse.Namespace, upstream: str, worker: str, worker_pid:
                 data = await r.read()
             assert r.status == 200 and orjson.loads(data)["choices"]
 
-        async def through() -> None:
-            async with http.post(f"{worker}/api/nlu/decide", data=decide_body,
-                                 headers=decide_headers) as r:
-                data = await r.read()
-            assert r.status == 200, data
-            got = orjson.loads(data)
-            assert got["intent"] == "agree" and not got["fallback"], got
+        def through_at(url: str) -> Any:
+            async def through() -> None:
+                async with http.post(f"{url}/api/nlu/decide", data=decide_body,
+                                     headers=decide_headers) as r:
+                    data = await r.read()
+                assert r.status == 200, data
+                got = orjson.loads(data)
+                assert got["intent"] == "agree" and not got["fallback"], got
+            return through
 
-        variants = {"a bare upstream": bare, "b /api/nlu/decide": through}
+        variants = {"a bare upstream": bare, "b /api/nlu/decide": through_at(worker)}
+        pids = {"b /api/nlu/decide": worker_pid}
+        if off is not None:  # --privacy: the same decisions to a worker with redact = false
+            variants["c decide, redact off"] = through_at(off[0])
+            pids["c decide, redact off"] = off[1]
         for call in variants.values():  # warm-up: connections, caches, the worker's imports
             await run_batch(call, 500, 16)
 
@@ -181,13 +195,13 @@ async def load(args: argparse.Namespace, upstream: str, worker: str, worker_pid:
             n = max(300, args.requests // 4) if inflight == 1 else args.requests
             rps: dict[str, list[float]] = {name: [] for name in variants}
             lats: dict[str, list[float]] = {name: [] for name in variants}
-            cpu = 0.0
+            cpu = dict.fromkeys(pids, 0.0)
             for _ in range(args.rounds):
                 for name, call in variants.items():
-                    before = cpu_s(worker_pid)
+                    before = cpu_s(pids[name]) if name in pids else 0.0
                     elapsed, latencies = await run_batch(call, n, inflight)
-                    if name.startswith("b"):
-                        cpu += cpu_s(worker_pid) - before
+                    if name in pids:
+                        cpu[name] += cpu_s(pids[name]) - before
                     rps[name].append(n / elapsed)
                     lats[name].extend(latencies)
             p50 = {name: statistics.median(lats[name]) for name in variants}
@@ -195,10 +209,11 @@ async def load(args: argparse.Namespace, upstream: str, worker: str, worker_pid:
             for name in variants:
                 print(f"{inflight:>9} | {name:<20} | {statistics.median(rps[name]):>7.0f} | "
                       f"{p50[name]:>7.2f} | {p99[name]:>7.2f}")
-            a, b = variants
-            print(f"{'':>9} | added by the worker: p50 {p50[b] - p50[a]:+.2f} ms, "
-                  f"p99 {p99[b] - p99[a]:+.2f} ms; worker CPU "
-                  f"{cpu * 1000 / (n * args.rounds):.2f} ms/decision")
+            a = "a bare upstream"
+            for b in pids:
+                print(f"{'':>9} | {b[:1]} added by the worker: p50 {p50[b] - p50[a]:+.2f} ms, "
+                      f"p99 {p99[b] - p99[a]:+.2f} ms; worker CPU "
+                      f"{cpu[b] * 1000 / (n * args.rounds):.2f} ms/decision")
             print("-" * 62)
         print(GOALS)
 
@@ -209,18 +224,26 @@ async def main(args: argparse.Namespace) -> None:
     upstream_proc = subprocess.Popen(  # noqa: ASYNC220
         [sys.executable, __file__, "--serve", str(up_port)])
     database_url = await create_pg_database() if args.db == "postgres" else ""
-    worker_proc = None
+    worker_proc = off_proc = None
     with tempfile.TemporaryDirectory() as workdir:  # the SQLite file lands here
         try:
             wait_port(up_port, upstream_proc, "upstream")
             upstream = f"http://127.0.0.1:{up_port}/v1"
-            worker_proc = start_worker(
-                worker_port, upstream, database_url, workdir,
-                CALLOUT_GLOBAL_INTENTS_ENABLED=str(args.global_intents == "on").lower())
-            wait_port(worker_port, worker_proc, "worker")
-            await load(args, upstream, f"http://127.0.0.1:{worker_port}", worker_proc.pid)
+            intents = str(args.global_intents == "on").lower()
+            worker_proc = start_worker(worker_port, upstream, database_url, workdir,
+                                       CALLOUT_GLOBAL_INTENTS_ENABLED=intents)
+            wait_port(worker_port, worker_proc, "worker", timeout_s=120)  # a loaded machine
+            off = None
+            if args.privacy:
+                off_port = free_port()
+                off_proc = start_worker(off_port, upstream, database_url, workdir,
+                                        CALLOUT_GLOBAL_INTENTS_ENABLED=intents,
+                                        CALLOUT_PRIVACY_REDACT="false")
+                wait_port(off_port, off_proc, "worker (redact off)", timeout_s=120)
+                off = (f"http://127.0.0.1:{off_port}", off_proc.pid)
+            await load(args, upstream, f"http://127.0.0.1:{worker_port}", worker_proc.pid, off)
         finally:
-            for proc in (worker_proc, upstream_proc):
+            for proc in (worker_proc, off_proc, upstream_proc):
                 if proc is not None:
                     proc.terminate()
                     proc.wait(timeout=15)
@@ -289,6 +312,8 @@ if __name__ == "__main__":
     parser.add_argument("--db", choices=("postgres", "sqlite"), default="postgres")
     parser.add_argument("--global-intents", choices=("on", "off"), default="on",
                         help="the worker's [global_intents] enabled (on: as shipped)")
+    parser.add_argument("--privacy", action="store_true",
+                        help="also a second worker with [privacy] redact = false, same run")
     parser.add_argument("--in-process", action="store_true",
                         help="measure NluService.decide() alone, no HTTP")
     ns = parser.parse_args()

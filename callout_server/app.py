@@ -22,6 +22,7 @@ from callout_server.api.metrics import router as metrics_router
 from callout_server.api.openapi import install_openapi
 from callout_server.auth.deps import authenticate
 from callout_server.auth.router import router as auth_router
+from callout_server.calllog.router import calls_router
 from callout_server.calllog.router import router as diagnostics_router
 from callout_server.config.router import router as config_router
 from callout_server.config.settings import Settings, load_settings
@@ -98,6 +99,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(connectivity_router)
     app.include_router(metrics_router)
     app.include_router(diagnostics_router)
+    app.include_router(calls_router)
     app.include_router(script_router)
     app.include_router(people_router)
     app.include_router(audit_router)

@@ -1,4 +1,4 @@
-"""`callout-server` command line: serve, migrate, alembic, emulator."""
+"""`callout-server` command line: serve, migrate, redact-stored, alembic, emulator."""
 
 from __future__ import annotations
 
@@ -106,6 +106,34 @@ def _migrate(args: argparse.Namespace) -> None:
     print("database schema is at head")
 
 
+def _redact_stored(args: argparse.Namespace) -> None:
+    """Redact rows stored before redaction ran (calllog/backfill.py), with progress."""
+    import asyncio
+
+    from callout_server.calllog.backfill import TARGETS, redact_stored
+    from callout_server.config.privacy import privacy_from_settings
+    from callout_server.db.engine import Database
+    from callout_server.evaluation.redact import STORED
+
+    settings = _settings(args)
+    privacy = privacy_from_settings(settings)
+    if not privacy.enabled:
+        print("callout-server: error: [privacy] redact = false: nothing would be redacted",
+              file=sys.stderr)
+        raise SystemExit(2)
+
+    async def run() -> dict[str, int]:
+        db = Database(settings.database.effective_url)
+        try:
+            return await redact_stored(db, privacy, (*TARGETS, STORED), batch=args.batch,
+                                       progress=lambda line: print(line, flush=True))
+        finally:
+            await db.dispose()
+
+    done = asyncio.run(run())
+    print(f"done: {sum(done.values())} rows redacted")
+
+
 def _alembic(args: argparse.Namespace) -> None:
     """Alembic's own command line on the configured database (history, current, downgrade,
     revision --autogenerate, ...): the URL comes from config.toml / CALLOUT_DATABASE_URL."""
@@ -202,6 +230,17 @@ def build_parser() -> argparse.ArgumentParser:
                              help="bring the database schema to head",
                              description="Bring the database schema to head (alembic).")
     migrate.set_defaults(func=_migrate)
+
+    redact = sub.add_parser(
+        "redact-stored", parents=[with_config],
+        help="redact customers' personal data in rows stored before redaction ran",
+        description="Replace personal data by pseudonyms in the rows stored before "
+                    "redaction ran or while [privacy] redact = false (call log, NLU inputs, "
+                    "evaluation rows, audit trail), with the keys and kinds of [privacy]. "
+                    "Re-runnable: rows already redacted are skipped (docs/privacy.md).")
+    redact.add_argument("--batch", type=int, default=500, metavar="N",
+                        help="rows per transaction (default 500)")
+    redact.set_defaults(func=_redact_stored)
 
     # Everything after `alembic` is alembic's (its own -h, -x, -n, ...): `+` is this
     # parser's option prefix, so no dash-argument is taken for ours. Name the config file

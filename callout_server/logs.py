@@ -4,7 +4,8 @@
 
 Structured fields travel as `extra={...}` on a log call (e.g. the failed model call line in
 `calllog/records.py`): JSON lines carry them as keys, text lines append them as `key=value`.
-Records are formatted where they are logged and written by a background thread
+Records are formatted where they are logged, redacted (customers' personal data replaced by
+pseudonyms, `privacy.current()`) and written by a background thread
 (`QueuedStderrHandler`), so a log line costs the event loop no blocking write; once the
 app's shutdown begins (`write_through()`), lines are written as they are logged, so the
 last ones reach stderr whatever ends the process.
@@ -24,6 +25,8 @@ from typing import Any, Literal
 
 from pythonjsonlogger.core import RESERVED_ATTRS
 from pythonjsonlogger.orjson import OrjsonFormatter
+
+from callout_server import privacy
 
 LogFormat = Literal["text", "json"]
 LOG_FORMATS: tuple[str, ...] = ("text", "json")
@@ -98,6 +101,15 @@ class OneLine(logging.Filter):
         return True
 
 
+class RedactedLine(logging.Formatter):
+    """The finished line with customers' personal data replaced (`privacy.current()`): every
+    line of both formats, fields, tracebacks and uvicorn's access lines alike. It runs in the
+    writer thread (off the event loop) until shutdown, then where the line is logged."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return privacy.current().line(record.getMessage())
+
+
 class QueuedStderrHandler(QueueHandler):
     """Formats in the caller's thread, writes to stderr from a background thread.
 
@@ -111,7 +123,7 @@ class QueuedStderrHandler(QueueHandler):
         q: queue.SimpleQueue[logging.LogRecord] = queue.SimpleQueue()
         super().__init__(q)
         self._writer = logging.StreamHandler(sys.stderr)
-        self._writer.setFormatter(logging.Formatter("%(message)s"))  # already formatted here
+        self._writer.setFormatter(RedactedLine())  # already formatted here; redacted there
         self._listener: QueueListener | None = QueueListener(q, self._writer)
         self._listener.start()
         self._through = False

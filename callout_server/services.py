@@ -6,7 +6,7 @@ under its class in `components`, where a route's `provide(Cls)` dependency finds
 `stop()` takes them down in reverse, and one component's failing shutdown never skips the
 others.
 
-    secrets -> (SQLite: migrate) -> db -> llm client -> upstream pools
+    secrets -> privacy guard -> (SQLite: migrate) -> db -> llm client -> upstream pools
             -> snapshot loader -> store -> sync -> config service -> connection tester
             -> auth -> audit log (retention purge) -> people
             -> call-log recorder -> diagnostics queries
@@ -26,12 +26,14 @@ from typing import Any
 
 from callout_server.audit.log import AuditLog
 from callout_server.auth.service import AuthService
+from callout_server.calllog.erasure import CallErasure, load_recent
 from callout_server.calllog.metrics import CONFIG_GENERATION, watch_writer
 from callout_server.calllog.recorder import DiagnosticsRecorder
 from callout_server.calllog.service import DiagnosticsQueries
 from callout_server.config.bus import ConfigSync
 from callout_server.config.drains import DRAINS, DrainService
-from callout_server.config.live import LiveWrites
+from callout_server.config.live import LiveWrites, Section
+from callout_server.config.privacy import privacy_from_settings
 from callout_server.config.secrets import SecretBox, secret_box_from_settings
 from callout_server.config.service import ConfigService
 from callout_server.config.settings import Settings
@@ -40,6 +42,7 @@ from callout_server.connectivity.models import ModelLister
 from callout_server.connectivity.service import ConnectionTester
 from callout_server.connectivity.upstreams import UpstreamHealth
 from callout_server.db.engine import Database
+from callout_server.evaluation.models import EvaluationResult
 from callout_server.evaluation.service import EvaluationService
 from callout_server.health import HealthCheck
 from callout_server.intents.compiled import CompiledIntents
@@ -49,6 +52,7 @@ from callout_server.lexicons.book import LEXICONS
 from callout_server.lexicons.service import LexiconService
 from callout_server.llm import LLMClient
 from callout_server.people.service import PeopleService
+from callout_server.privacy import Privacy, install
 from callout_server.tiers.chat.service import ChatService
 from callout_server.tiers.defaults import THINKING_DEFAULT
 from callout_server.tiers.nlu.screen import ScreenService
@@ -58,6 +62,9 @@ from callout_server.tiers.script.service import ScriptService
 from callout_server.upstream import Upstreams
 
 log = logging.getLogger(__name__)
+
+# Calls erased lately (DELETE /api/admin/calls/{call_id}): every worker drops what it holds.
+ERASURES: Section[frozenset[str]] = Section("erasures", load_recent, initial=frozenset())
 
 
 class Services:
@@ -81,6 +88,7 @@ class Services:
     audit: AuditLog
     people: PeopleService
     evaluations: EvaluationService
+    privacy: Privacy
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -99,6 +107,9 @@ class Services:
         self.secrets = secret_box_from_settings(
             s.auth.secret_key.get_secret_value(), s.auth.secret_key_file,
             s.database.sqlite_path)
+        # What is stored and logged from here on is redacted ([privacy], docs/privacy.md).
+        self.privacy = self._provide(privacy_from_settings(s))
+        install(self.privacy)
         await self._migrate_if_embedded()
         self.db = Database(s.database.effective_url, pool_size=s.database.pool_size,
                            connect_timeout_s=s.database.connect_timeout_s)
@@ -116,6 +127,7 @@ class Services:
         await self._start_tiers()
         self.health = self._provide(HealthCheck(self.sync, self.store, self.recorder))
         await self._start_evaluations()
+        self._start_erasure()
 
     async def _stop_llm(self) -> None:
         await self.llm.aclose()
@@ -133,7 +145,7 @@ class Services:
         # Live state beside the configurations, loaded with every snapshot (config/live.py).
         self.intents_section = intents_section(s.global_intents.defaults())
         loader = SnapshotLoader(self.db, self.secrets, s.file_llm_configs,
-                                sections=[DRAINS, LEXICONS, self.intents_section])
+                                sections=[DRAINS, ERASURES, LEXICONS, self.intents_section])
         self.store = ConfigStore(loader.initial(), loader.load)
         self.store.add_listener(lambda snapshot: CONFIG_GENERATION.set(snapshot.generation))
         self.sync = ConfigSync(
@@ -160,18 +172,21 @@ class Services:
         return self.store.current.section(self.intents_section)
 
     async def _start_people(self) -> None:
-        self.audit = self._provide(AuditLog(self.db, self.settings.audit))
+        audit = self.settings.audit.model_copy(
+            update={"retention_days": self.settings.retention_days["audit"]})
+        self.audit = self._provide(AuditLog(self.db, audit))
         await self.audit.start()
         self._stoppers.append(self.audit.stop)
         self.people = self._provide(PeopleService(self.db, self.auth))
 
     async def _start_call_log(self) -> None:
-        d = self.settings.diagnostics
+        d, keep = self.settings.diagnostics, self.settings.retention_days
         self.recorder = self._provide(DiagnosticsRecorder(
             self.db, queue_size=d.queue_size, batch_size=d.batch_size,
-            flush_interval_s=d.flush_interval_s, retention_days=d.retention_days,
-            stalled_after_s=d.stalled_after_s,
-            nlu_inputs_days=self.settings.calllog.nlu_inputs_days))
+            flush_interval_s=d.flush_interval_s, retention_days=keep["call_log"],
+            stalled_after_s=d.stalled_after_s, nlu_inputs_days=keep["nlu_inputs"],
+            privacy=self.privacy, purge_batch=self.settings.privacy.purge_batch,
+            purge_interval_s=self.settings.privacy.purge_interval_s))
         await self.recorder.start()
         self._stoppers.append(self.recorder.stop)
         watch_writer(self.recorder.health)
@@ -195,14 +210,21 @@ class Services:
         self._stoppers.append(self.chat.stop)
         self._provide(UpstreamHealth(self.upstreams, self.store))
 
+    def _start_erasure(self) -> None:
+        erasure = self._provide(CallErasure(self.writes, self.recorder, self.privacy))
+        erasure.also(EvaluationResult)
+        erasure.on_local(self.chat.forget_calls)
+        erasure.apply(self.store.current.section(ERASURES))  # erased before this start
+        self.store.add_listener(lambda snapshot: erasure.apply(snapshot.section(ERASURES)))
+
     async def _start_evaluations(self) -> None:
         e, store = self.settings.evaluation, self.store
         self.evaluations = self._provide(EvaluationService(
             self.db, self.config, self.nlu, lambda: store.current.active("nlu").config.id,
             concurrency=e.concurrency, max_calls=e.max_calls, stale_after_s=e.stale_after_s,
             max_rate=e.max_rate, busy_lag_s=e.busy_lag_ms / 1000,
-            inputs_days=min(self.settings.calllog.nlu_inputs_days,
-                            self.settings.diagnostics.retention_days)))
+            inputs_days=self.settings.retention_days["evaluations"],
+            purge_batch=self.settings.privacy.purge_batch))
         await self.evaluations.start()
         self._stoppers.append(self.evaluations.stop)
 

@@ -72,7 +72,8 @@ ROUTES: dict[tuple[str, str], str] = {
     ("POST", "/api/admin/evaluations"): "operator",
     ("GET", "/api/admin/evaluations"): "viewer",
     ("GET", "/api/admin/evaluations/{evaluation_id}"): "viewer",
-    ("GET", "/api/admin/evaluations/{evaluation_id}/disagreements"): "viewer",
+    # they quote customers' words (issue 21 item 13): operators and admins
+    ("GET", "/api/admin/evaluations/{evaluation_id}/disagreements"): "operator",
     ("POST", "/api/admin/evaluations/{evaluation_id}/cancel"): "operator",
     ("GET", "/api/admin/nlu/global-intents"): "viewer",
     ("PUT", "/api/admin/nlu/global-intents"): "operator",
@@ -81,6 +82,8 @@ ROUTES: dict[tuple[str, str], str] = {
     ("GET", "/api/admin/diagnostics"): "viewer",
     ("GET", "/api/admin/diagnostics/summary"): "viewer",
     ("GET", "/api/admin/diagnostics/export"): "viewer",
+    # erasing one call (issue 22)
+    ("DELETE", "/api/admin/calls/{call_id}"): "admin",
     # script drafts
     ("GET", "/api/admin/scripts"): "viewer",
     ("GET", "/api/admin/scripts/{draft_id}"): "viewer",

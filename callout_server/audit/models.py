@@ -33,3 +33,5 @@ class AuditEvent(Base):
     target: Mapped[str | None] = mapped_column(String(256))
     detail: Mapped[dict[str, Any]] = mapped_column(Json, default=dict)
     ip: Mapped[str | None] = mapped_column(String(64))
+    # What redaction replaced in target and detail: {kind: count}; NULL before (0010_privacy).
+    redacted: Mapped[dict[str, int] | None] = mapped_column(Json, nullable=True)

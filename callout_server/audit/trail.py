@@ -21,8 +21,10 @@ from typing import Any, Literal
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from callout_server import privacy
 from callout_server.audit.models import AuditEvent
 from callout_server.db.base import utcnow
+from callout_server.privacy import merge
 
 Via = Literal["session", "token"]
 
@@ -85,7 +87,15 @@ def scrub(value: Any, depth: int = 0) -> Any:
 
 def record(session: AsyncSession, actor: Actor, action: str, *, target: str | None = None,
            detail: dict[str, Any] | None = None) -> None:
-    """Add one event to `session`; it is written when the caller's unit of work commits."""
+    """Add one event to `session`; it is written when the caller's unit of work commits.
+
+    Customers' personal data in `target` and `detail` is replaced by pseudonyms
+    (`privacy.current()`); what the redactor fails on is not stored (`redacted` says so)."""
+    guard = privacy.current()
+    target, found = guard.text(target[:256] if target else None)
+    kept, more = guard.value(scrub(detail or {}))
+    tally = merge(dict(found), more) if guard.enabled else None
     session.add(AuditEvent(at=utcnow(), actor=actor.name[:128], via=actor.via,
                            action=action, target=target[:256] if target else None,
-                           detail=scrub(detail or {}), ip=(actor.ip or None) and actor.ip[:64]))
+                           detail=kept if kept is not None else {}, redacted=tally,
+                           ip=(actor.ip or None) and actor.ip[:64]))

@@ -47,6 +47,10 @@ class LLMCallLog(Base):
     attempts: Mapped[int | None] = mapped_column(Integer)
     # "live", or "evaluation" for a shadow evaluation's replay (never counted as traffic).
     source: Mapped[str] = mapped_column(String(16), nullable=False, server_default="live")
+    # What redaction replaced in this record and its inputs: {kind: count}, NULL before
+    # redaction ran (migration 0010_privacy; docs/privacy.md).
+    redacted: Mapped[dict[str, int] | None] = mapped_column(JSON().with_variant(
+        postgresql.JSONB(), "postgresql"))
 
     __table_args__ = (
         Index("ix_llm_call_logs_at", "at"),
@@ -83,6 +87,7 @@ class NluCallInput(Base):
     inputs: Mapped[dict[str, Any]] = mapped_column(Json, nullable=False)
     decision: Mapped[dict[str, Any]] = mapped_column(Json, nullable=False)
     latency_ms: Mapped[float | None] = mapped_column(Float)
+    redacted: Mapped[dict[str, int] | None] = mapped_column(Json)  # as LLMCallLog.redacted
 
     __table_args__ = (
         Index("ix_nlu_call_inputs_at", "at"),

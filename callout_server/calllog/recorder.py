@@ -16,6 +16,9 @@ written to `nlu_call_inputs` in the same transaction as the batch; they are kept
 `nlu_inputs_days` (0: never written), the records for `retention_days`; one purge loop
 deletes both by time.
 
+Customers' personal data is redacted from each record once, before its batch is written,
+in a worker thread (redact.py): never on the request path.
+
 Shutdown: `stop()` raises a flag the loop checks, wakes it, waits a bounded time for it to
 finish the batch it holds, cancels it if it must, then writes what is left — never longer
 than its timeout, whatever the database does.
@@ -28,20 +31,23 @@ import contextlib
 import logging
 import time
 from collections import deque
+from collections.abc import AsyncIterator, Callable
 from datetime import timedelta
 from typing import Any, Literal
 
 import orjson
-from sqlalchemy import delete, insert
+from sqlalchemy import insert
 
 from callout_server.calllog import metrics
 from callout_server.calllog.ids import IdAllocator
 from callout_server.calllog.models import LLMCallLog, NluCallInput
 from callout_server.calllog.records import COLUMNS, INPUT_COLUMNS, CallRecord
+from callout_server.calllog.redact import prepare
 from callout_server.calllog.refusals import is_refused_data
 from callout_server.db.base import SCHEMA, utcnow
 from callout_server.db.engine import Database
-from callout_server.db.retention import purge_every
+from callout_server.db.retention import purge_before, purge_every
+from callout_server.privacy import Privacy, current
 
 log = logging.getLogger(__name__)
 
@@ -52,8 +58,11 @@ class DiagnosticsRecorder:
     def __init__(self, db: Database, *, queue_size: int = 10_000, batch_size: int = 200,
                  flush_interval_s: float = 0.5, retention_days: int = 30,
                  purge_interval_s: float = 3600.0, write_timeout_s: float = 10.0,
-                 stalled_after_s: float = 30.0, nlu_inputs_days: int = 7) -> None:
+                 stalled_after_s: float = 30.0, nlu_inputs_days: int = 7,
+                 privacy: Privacy | None = None, purge_batch: int = 5000) -> None:
         self._db = db
+        self._purge_batch = purge_batch
+        self._privacy = privacy or current()
         self._queue: deque[CallRecord] = deque()
         self._queue_size = queue_size
         self._batch_size = batch_size
@@ -128,6 +137,21 @@ class DiagnosticsRecorder:
         if len(self._queue) >= self._batch_size or self._ids.available < 100:
             self._wake.set()
         return rec.id
+
+    @contextlib.asynccontextmanager
+    async def paused(self) -> AsyncIterator[None]:
+        """No batch is written while inside (an erasure deletes rows meanwhile)."""
+        async with self._writing:
+            yield
+
+    def forget(self, erased: Callable[[str | None], bool]) -> int:
+        """Drop the queued records of the calls `erased` names (an erasure); how many."""
+        keep = deque(rec for rec in self._queue if not erased(rec.call_id))
+        dropped = len(self._queue) - len(keep)
+        if dropped:
+            self._queue = keep
+            metrics.DIAG_QUEUED.set(len(keep))
+        return dropped
 
     async def start(self) -> None:
         with contextlib.suppress(Exception):  # DB down at start: the writer retries
@@ -229,6 +253,7 @@ class DiagnosticsRecorder:
                 if rec.id is None:
                     await self._ids.refill(low_water=1)
                     rec.id = self._ids.take()
+            await prepare(batch, self._privacy)  # redacted once, in a thread (redact.py)
             while todo:
                 part = todo[-1]  # popped once settled: a cancellation puts it back too
                 try:
@@ -306,15 +331,16 @@ class DiagnosticsRecorder:
             await s.execute(insert(LLMCallLog), [rec.row() for rec in batch])
             if inputs:
                 await s.execute(insert(NluCallInput), [
-                    row | {"inputs": orjson.loads(row["inputs"]),
-                           "decision": orjson.loads(row["decision"])} for row in inputs])
+                    row | {name: orjson.loads(row[name]) if row[name] is not None else None
+                           for name in ("inputs", "decision", "redacted")} for row in inputs])
 
     async def purge_expired(self) -> int:
-        """Delete records past `retention_days` and NLU inputs past `nlu_inputs_days`."""
+        """Delete records past `retention_days` and NLU inputs past `nlu_inputs_days`, in
+        batches of `purge_batch` rows."""
         now = utcnow()
-        async with self._db.session() as s:
-            result = await s.execute(delete(LLMCallLog).where(LLMCallLog.at < now - self._retention))
-            inputs = await s.execute(
-                delete(NluCallInput).where(NluCallInput.at < now - self._inputs_retention))
-        return int(result.rowcount or 0) + int(inputs.rowcount or 0)  # type: ignore[attr-defined]
+        records = await purge_before(self._db, LLMCallLog, now - self._retention,
+                                     batch=self._purge_batch)
+        inputs = await purge_before(self._db, NluCallInput, now - self._inputs_retention,
+                                    batch=self._purge_batch)
+        return records + inputs
 

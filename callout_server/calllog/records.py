@@ -107,9 +107,14 @@ class CallRecord:
     reason_args: dict[str, Any] | None = None
     detail: str | None = None
     source: str = "live"  # "evaluation": a shadow evaluation's replay, never live traffic
+    # What redaction replaced ({kind: count}), set by the writer once it has redacted the
+    # record (redact.py); None until then, and with `[privacy] redact = false`.
+    redacted: dict[str, int] | None = None
     # An NLU decision's inputs, on its last attempt's record (not a column: a row of
     # `nlu_call_inputs` written in the same transaction; see inputs.py)
     inputs: NluInputs | None = None
+    # The `nlu_call_inputs` row, once the writer has built and redacted it (not a column)
+    input_values: dict[str, Any] | None = None
 
     @classmethod
     def from_diagnostic(cls, tier: str, diagnostic: Diagnostic | None, **fields: Any) -> CallRecord:
@@ -161,8 +166,9 @@ class CallRecord:
     def values(self) -> tuple[Any, ...]:
         """The row as a tuple in COLUMNS order (for PostgreSQL's COPY: JSON as its text)."""
         row = self.row()
-        if row["reason_args"] is not None:
-            row["reason_args"] = orjson.dumps(row["reason_args"]).decode()
+        for name in JSON_COLUMNS:
+            if row[name] is not None:
+                row[name] = orjson.dumps(row[name]).decode()
         return tuple(row[name] for name in COLUMNS)
 
     def input_row(self) -> dict[str, Any] | None:
@@ -171,16 +177,21 @@ class CallRecord:
         inputs = self.inputs
         if inputs is None:
             return None
-        return {
-            "id": self.id, "at": self.at, "call_id": self.call_id, "node_id": self.node_id,
-            "config_id": self.config_id, "model": self.model,
+        head = {"id": self.id, "at": self.at, "call_id": self.call_id, "node_id": self.node_id,
+                "config_id": self.config_id, "model": self.model,
+                "latency_ms": inputs.latency_ms}
+        if self.input_values is not None:  # built and redacted by the writer
+            return head | self.input_values
+        return head | {
             "inputs": request_json(inputs.request),
             "decision": orjson.dumps(storable_json(inputs.decision)).decode(),
-            "latency_ms": inputs.latency_ms,
+            "redacted": None,
         }
 
 
 # Column names, in the table's order of the dataclass fields.
-COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(CallRecord) if f.name != "inputs")
+COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(CallRecord)
+                                 if f.name not in ("inputs", "input_values"))
+JSON_COLUMNS = ("reason_args", "redacted")
 INPUT_COLUMNS = ("id", "at", "call_id", "node_id", "config_id", "model", "inputs", "decision",
-                 "latency_ms")
+                 "latency_ms", "redacted")

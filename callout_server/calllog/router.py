@@ -1,16 +1,18 @@
-"""Ops' reads of the call log: `GET /api/admin/diagnostics`, `/export` (CSV) and `/summary`."""
+"""Ops' reads of the call log: `GET /api/admin/diagnostics`, `/export` (CSV) and `/summary`;
+erasing one call: `DELETE /api/admin/calls/{call_id}` (admins; erasure.py)."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Depends, Path, Query, Response
 from fastapi.responses import StreamingResponse
 
 from callout_server.api.deps import provide
 from callout_server.api.params import BeforeId, Since, Until
 from callout_server.auth.deps import Principal, require_role
 from callout_server.auth.roles import Role
+from callout_server.calllog.erasure import CallErasure
 from callout_server.calllog.service import EXPORT_MAX_ROWS, DiagnosticsQueries
 from callout_server.db.base import utcnow
 from callout_server.i18n import current
@@ -72,3 +74,17 @@ async def export_diagnostics(
 async def diagnostics_summary(diagnostics: Diagnostics, _: Viewer,
                               window: str = "1h") -> dict[str, Any]:
     return await diagnostics.summary(window)
+
+
+calls_router = APIRouter(prefix="/api/admin/calls", tags=["calls"])
+_ERR = {"model": dict[str, Any]}
+
+
+@calls_router.delete("/{call_id}", status_code=204,
+                     responses={401: _ERR, 403: _ERR, 404: _ERR, 503: _ERR})
+async def erase_call(call_id: Annotated[str, Path(min_length=1, max_length=200)],
+                     who: Annotated[Principal, Depends(require_role(Role.admin))],
+                     erasure: Annotated[CallErasure, Depends(provide(CallErasure))]) -> Response:
+    """Every stored row of the call, and its chat session on every worker, gone (audited)."""
+    await erasure.erase(call_id, who.actor)
+    return Response(status_code=204)

@@ -26,6 +26,7 @@ from callout_server.llm import (
     TargetPolicy,
 )
 from callout_server.phrases import GlobalIntent, default_intents, parse_intents
+from callout_server.privacy import PrivacySettings
 
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
@@ -216,6 +217,18 @@ class Settings(Section):
     calllog: CalllogSettings = Field(default_factory=CalllogSettings)
     evaluation: EvaluationSettings = Field(default_factory=EvaluationSettings)
     global_intents: GlobalIntentsSettings = Field(default_factory=GlobalIntentsSettings)
+    privacy: PrivacySettings = Field(default_factory=PrivacySettings)
+
+    @property
+    def retention_days(self) -> dict[str, int]:
+        """Days kept per data class: `[privacy] retention_days`, else the older settings."""
+        r = self.privacy.retention_days
+        call_log = r.call_log or self.diagnostics.retention_days
+        nlu_inputs = self.calllog.nlu_inputs_days if r.nlu_inputs is None else r.nlu_inputs
+        nlu_inputs = min(nlu_inputs, call_log)
+        return {"call_log": call_log, "nlu_inputs": nlu_inputs,
+                "evaluations": r.evaluations or max(nlu_inputs, 1),
+                "audit": r.audit or self.audit.retention_days}
 
     @field_validator("llm", mode="before")
     @classmethod
@@ -277,6 +290,8 @@ ENV_OVERRIDES: dict[str, tuple[str, str]] = {
     "CALLOUT_MAX_CONNECTIONS": ("server", "max_connections"),
     "CALLOUT_AUDIT_RETENTION_DAYS": ("audit", "retention_days"),
     "CALLOUT_GLOBAL_INTENTS_ENABLED": ("global_intents", "enabled"),
+    "CALLOUT_PRIVACY_REDACT": ("privacy", "redact"),
+    "CALLOUT_PRIVACY_KEY": ("privacy", "key"),
 }
 
 

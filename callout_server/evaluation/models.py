@@ -84,6 +84,8 @@ class EvaluationResult(Base):
     intent_agrees: Mapped[bool | None] = mapped_column(Boolean)  # None: no intents offered
     slots_agree: Mapped[bool | None] = mapped_column(Boolean)  # None: no slots asked
     agrees: Mapped[bool] = mapped_column(Boolean, nullable=False)
+    # What redaction replaced in this row: {kind: count}; NULL before it ran (0010_privacy).
+    redacted: Mapped[dict[str, int] | None] = mapped_column(Json)
 
     __table_args__ = (
         Index("ix_evaluation_results_evaluation_id_agrees_id", "evaluation_id", "agrees", "id"),

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, func, insert, or_, select, update
+from sqlalchemy import func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from callout_server.calllog.models import NluCallInput
@@ -116,8 +116,3 @@ async def request_cancel(s: AsyncSession, evaluation_id: int) -> None:
     await s.execute(update(Evaluation).where(Evaluation.id == evaluation_id,
                                              Evaluation.status == "running")
                     .values(cancel_requested=True))
-
-
-async def purge_results(s: AsyncSession, before: datetime) -> int:
-    result = await s.execute(delete(EvaluationResult).where(EvaluationResult.at < before))
-    return int(result.rowcount or 0)  # type: ignore[attr-defined]

@@ -13,7 +13,7 @@ from fastapi import APIRouter, Depends, Query, Response
 from callout_server.api.deps import provide
 from callout_server.api.params import RowId
 from callout_server.auth.deps import Principal, require_role
-from callout_server.auth.roles import Role
+from callout_server.auth.roles import Role, role_rank
 from callout_server.evaluation.schemas import (
     DisagreementPage,
     EvaluationCreate,
@@ -57,19 +57,23 @@ async def recorded_nodes(_: Viewer, evaluations: Evaluations) -> RecordedNodes:
 
 @router.get("/{evaluation_id}", response_model=EvaluationOut,
             responses={**_AUTH, 404: _ERR, 422: _ERR, 503: _ERR})
-async def get_evaluation(evaluation_id: RowId, _: Viewer, evaluations: Evaluations,
+async def get_evaluation(evaluation_id: RowId, who: Viewer, evaluations: Evaluations,
                          node_id: NodeFilter = None,
                          disagreements_limit: PageLimit = 50) -> EvaluationOut:
+    # Disagreements quote customers' words: operators and admins read them, viewers get
+    # the summary with `disagreements` null (docs/auth.md, docs/privacy.md).
+    quotes = role_rank(who.role) >= role_rank(Role.operator)
     return await evaluations.get(evaluation_id, disagreements_limit=disagreements_limit,
-                                 node_id=node_id)
+                                 node_id=node_id, quotes=quotes)
 
 
 @router.get("/{evaluation_id}/disagreements", response_model=DisagreementPage,
             responses={**_AUTH, 404: _ERR, 422: _ERR, 503: _ERR})
 async def evaluation_disagreements(
-    evaluation_id: RowId, _: Viewer, evaluations: Evaluations, node_id: NodeFilter = None,
+    evaluation_id: RowId, _: Operator, evaluations: Evaluations, node_id: NodeFilter = None,
     after: Annotated[int | None, Query(ge=1, le=INT8_MAX)] = None, limit: PageLimit = 50,
 ) -> DisagreementPage:
+    """Operators and admins: the rows quote customers' words (redacted of personal data)."""
     return await evaluations.disagreements(evaluation_id, after=after, limit=limit,
                                            node_id=node_id)
 

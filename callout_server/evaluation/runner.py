@@ -32,11 +32,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from callout_server import privacy
 from callout_server.calllog.inputs import storable_json
 from callout_server.db.base import utcnow
 from callout_server.db.engine import Database
 from callout_server.evaluation import repository
 from callout_server.evaluation.compare import compare
+from callout_server.evaluation.redact import redact_rows
 from callout_server.evaluation.summary import summarize
 from callout_server.llm import LLMConfig
 from callout_server.tiers.nlu.schemas import DecideRequest
@@ -218,8 +220,10 @@ class EvaluationRun:
 
     async def _write(self, rows: list[dict[str, Any]], done: int) -> bool:
         try:
+            # Customers' personal data out of the rows, in a thread (as the call log does).
+            stored = await asyncio.to_thread(redact_rows, rows, privacy.current())
             async with self._db.session() as s:
-                await repository.add_results(s, rows)
+                await repository.add_results(s, stored)
                 return await repository.report(s, self.id, done=done, now=utcnow())
         except BaseException:
             self._buffer[:0] = rows  # kept for the next write
@@ -232,6 +236,7 @@ class EvaluationRun:
                     with contextlib.suppress(Exception):
                         await self._writing
                 rows, self._buffer = self._buffer, []
+                rows = await asyncio.to_thread(redact_rows, rows, privacy.current())
                 async with self._db.session() as s:
                     await repository.add_results(s, rows)
                     results = await repository.result_stats(s, self.id)

@@ -30,6 +30,7 @@ from callout_server.config.errors import ConfigNotFound
 from callout_server.config.service import ConfigService
 from callout_server.db.base import utcnow
 from callout_server.db.engine import Database
+from callout_server.db.retention import purge_before
 from callout_server.evaluation import repository
 from callout_server.evaluation.errors import (
     EvaluationNotFound,
@@ -71,8 +72,10 @@ class EvaluationService:
                  active_nlu_id: Callable[[], int | None], *, concurrency: int = 4,
                  max_calls: int = 5000, stale_after_s: float = 15.0,
                  inputs_days: int = 7, report_interval_s: float = 0.5,
-                 max_rate: float = 20.0, busy_lag_s: float = 0.010) -> None:
+                 max_rate: float = 20.0, busy_lag_s: float = 0.010,
+                 purge_batch: int = 5000) -> None:
         self._db = db
+        self._purge_batch = purge_batch
         self._configs = configs
         self._nlu = nlu
         self._active_nlu_id = active_nlu_id
@@ -129,9 +132,9 @@ class EvaluationService:
 
     async def purge(self) -> int:
         """Per-call results quote customers' words: gone with the NLU inputs they came from."""
-        async with self._db.session() as s:
-            return await repository.purge_results(
-                s, utcnow() - timedelta(days=self._inputs_days))
+        return await purge_before(self._db, EvaluationResult,
+                                  utcnow() - timedelta(days=self._inputs_days),
+                                  batch=self._purge_batch)
 
     async def _maintain(self) -> None:
         tick = max(min(self._stale.total_seconds() / 3, 5.0), 0.2)
@@ -239,7 +242,8 @@ class EvaluationService:
         return EvaluationList(items=[self._view(r, r.summary) for r in rows])
 
     async def get(self, evaluation_id: int, *, disagreements_limit: int = 50,
-                  node_id: str | None = None) -> EvaluationOut:
+                  node_id: str | None = None, quotes: bool = True) -> EvaluationOut:
+        """`quotes` False (a viewer): no disagreements, which quote customers' words."""
         async with self._session() as s:
             row = await repository.get(s, evaluation_id)
             if row is None:
@@ -251,9 +255,13 @@ class EvaluationService:
                 if summary is None:  # interrupted before it could write one
                     stats = await repository.result_stats(s, evaluation_id)
                     summary = await asyncio.to_thread(summarize, stats)
-                page = await repository.disagreements(s, evaluation_id, after=None,
-                                                      limit=disagreements_limit, node_id=node_id)
+                if quotes:
+                    page = await repository.disagreements(
+                        s, evaluation_id, after=None, limit=disagreements_limit,
+                        node_id=node_id)
         out = self._view(row, summary)
+        if not quotes:
+            return out  # disagreements null
         out.disagreements = [disagreement(r) for r in page]
         out.disagreements_next = page[-1].id if len(page) == disagreements_limit else None
         return out

@@ -264,6 +264,7 @@ MESSAGES: dict[str, tuple[str, str]] = {
                           "this route is not open to the service token; it needs {need}"),
     "forbidden_session_only": ("只有用会话登录的控制台用户才能这样做，token 不行",
                                "only a console user signed in with a session can do this"),
+    "call_not_found": ("没有这通电话的任何记录", "nothing is stored for this call"),
     "user_not_found": ("没有名为「{username}」的用户", "no user named '{username}'"),
     "user_exists": ("已有名为「{username}」的用户", "a user named '{username}' already exists"),
     "last_admin_demote": ("「{username}」是最后一个启用的管理员，不能降级；请先让另一个人成为管理员",
@@ -293,6 +294,9 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "password_too_long": ("最多 {max_length} 个字符", "at most {max_length} characters"),
     "password_blank": ("不能只有空格", "must not be only spaces"),
     # -- config.toml (read at start-up) ----------------------------------------------------
+    "privacy_kinds_unknown": ("未知的个人信息类别 {unknown}；可选：{known}",
+                              "unknown kinds {unknown}; known: {known}"),
+    "privacy_key_short": ("至少需要 {min_bytes} 个字节", "needs at least {min_bytes} bytes"),
     "llm_section_missing": ("缺少 [llm.{tier}] 段", "missing [llm.{tier}] section"),
 }
 MESSAGES |= DIAGNOSTIC_MESSAGES  # its keys are prefixed: diagnostic., advice., reason.

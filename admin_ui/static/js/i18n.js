@@ -198,6 +198,9 @@ const zh = {
   eval_latency_chart: "延迟分布：当时记录与候选对比", eval_latency_axis: "整次决策延迟（毫秒，含重试）",
   eval_by_node: "按节点", eval_disagreements: "不一致的通话", eval_more: "加载更多",
   eval_dis_count: "已显示 {n} 通不一致", eval_no_disagreements: "没有不一致的通话。",
+  eval_dis_operators_only: "不一致的通话会引用客户的原话，仅操作员和管理员可查看。",
+  erase_call: "删除这通电话的数据", erase_call_confirm: "删除通话 {call_id} 的全部存储数据（调用记录、NLU 输入、评估结果、对话会话）？此操作不可撤销。",
+  erase_call_done: "已删除通话 {call_id} 的数据",
   eval_nothing_replayed: "结束前没有回放完任何通话，没有可对比的结果。",
   // round two (issue 28): drafts, deactivation, drains, presets, evaluation from its page
   nav_scripts: "话术草稿", attempts: "尝试次数", record_source: "来源", record_source_live: "线上",
@@ -456,6 +459,9 @@ const en = {
   eval_latency_chart: "Latency: recorded vs candidate", eval_latency_axis: "whole decision latency (ms, retry included)",
   eval_by_node: "By node", eval_disagreements: "Disagreements", eval_more: "Load more",
   eval_dis_count: "{n} disagreements shown", eval_no_disagreements: "No disagreements.",
+  eval_dis_operators_only: "Disagreements quote customers' words: operators and admins can read them.",
+  erase_call: "Erase this call", erase_call_confirm: "Erase everything stored of call {call_id} (call records, NLU inputs, evaluation rows, chat session)? This cannot be undone.",
+  erase_call_done: "Call {call_id} erased",
   eval_nothing_replayed: "No call was replayed before it ended: nothing to compare.",
   // round two (issue 28): drafts, deactivation, drains, presets, evaluation from its page
   nav_scripts: "Script drafts", attempts: "Attempts", record_source: "Source", record_source_live: "live",

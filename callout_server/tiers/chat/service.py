@@ -188,6 +188,13 @@ class ChatService:
         self.get(call_id)
         self._drop(call_id)
 
+    def forget_calls(self, erased: Callable[[str | None], bool]) -> int:
+        """Drop the sessions of erased calls (`DELETE /api/admin/calls/{call_id}`)."""
+        gone = [call_id for call_id in self.sessions if erased(call_id)]
+        for call_id in gone:
+            self._drop(call_id)
+        return len(gone)
+
     def _drop(self, call_id: str) -> None:
         session = self.sessions.pop(call_id, None)
         self.held_bytes -= self._footprints.pop(call_id, 0)

@@ -1,7 +1,8 @@
 // #/ai/diagnostics: summary per tier and code (with a small SVG chart) and the keyset-paged record list.
-import { get, qs } from "../api.js";
+import { del, get, qs } from "../api.js";
 import { fmtNum, fmtTime, getLang, labelOf, t, tierLabel } from "../i18n.js";
-import { TRUNCATION_CODES, badge, codeBadge, codeKind, codeLabel, errorBanner, field, fieldLabel, h, msText, pageHeader, replace, setBusy, valueText } from "../ui.js";
+import { can } from "../roles.js";
+import { TRUNCATION_CODES, badge, codeBadge, codeKind, codeLabel, confirmDialog, errorBanner, field, fieldLabel, h, msText, pageHeader, replace, setBusy, toast, valueText } from "../ui.js";
 
 const TIERS = ["nlu", "chat", "script"];
 export const CODES = ["ok", "truncated_by_reasoning", "truncated", "empty_output", "invalid_json", "schema_mismatch",
@@ -120,6 +121,22 @@ export function render(main, ctx) {
         trunc && r.advice ? h("div", { class: "cell-advice" }, `${t("advice")}${t("colon")}${r.advice}`) : null));
   }
 
+  // Admins may erase every stored row of a call (DELETE /api/admin/calls/{call_id}).
+  const canErase = can(ctx?.session?.me, "admin");
+  function eraseButton(callId) {
+    const btn = h("button", { type: "button", class: "btn btn-danger", "data-testid": "diag-erase",
+      onclick: async () => {
+        if (!(await confirmDialog(t("erase_call_confirm", { call_id: callId }), { confirmLabel: t("erase_call"), danger: true }))) return;
+        setBusy(btn, true);
+        try {
+          await del(`/api/admin/calls/${encodeURIComponent(callId)}`);
+          toast(t("erase_call_done", { call_id: callId }), "ok");
+          loadRecords(false);
+        } catch (err) { toast(err.message, "error"); } finally { setBusy(btn, false); }
+      } }, t("erase_call"));
+    return h("div", { class: "panel-actions" }, btn);
+  }
+
   function closeDetail() {
     tbody.querySelectorAll("tr.detail-row").forEach((x) => x.remove());
     tbody.querySelectorAll("tr.selected").forEach((x) => x.classList.remove("selected"));
@@ -149,7 +166,8 @@ export function render(main, ctx) {
         r.advice ? h("p", { class: "diag-advice", "data-testid": "diag-advice" }, h("strong", {}, `${t("advice")}${t("colon")}`), r.advice) : null,
         trunc ? h("p", { class: "diag-numbers" }, t("truncation_explain", { completion: r.completion_tokens ?? "—", max: r.max_tokens ?? "—", reasoning: r.reasoning_tokens ?? "—" })) : null),
       h("dl", { class: "kv-list kv-cols" }, [...DETAIL_FIELDS, ...extra].filter((k) => r[k] !== undefined).map((k) => h("div", { class: `kv${["max_tokens", "completion_tokens", "reasoning_tokens", "finish_reason"].includes(k) && trunc ? " kv-strong" : ""}` },
-        h("dt", { title: k }, fieldLabel(k)), h("dd", { class: "mono" }, detailValue(k, r[k])))))));
+        h("dt", { title: k }, fieldLabel(k)), h("dd", { class: "mono" }, detailValue(k, r[k])))))),
+    canErase && r.call_id ? eraseButton(r.call_id) : null);
     btn.setAttribute("aria-controls", panel.id);
     tr.after(h("tr", { class: `detail-row${trunc ? " row-truncated" : ""}` }, h("td", { colspan: 8 }, panel)));
     heading.focus();

@@ -111,6 +111,11 @@ function disagreementRow(d) {
 }
 
 function disagreements(e) {
+  // Viewers get no disagreements: they quote customers' words (operators and admins).
+  if (e.disagreements == null && e.status !== "running") {
+    return h("section", { class: "eval-block" }, h("h3", {}, t("eval_disagreements")),
+      h("p", { class: "muted", "data-testid": "eval-dis-hidden" }, t("eval_dis_operators_only")));
+  }
   const nodes = (e.summary?.by_node || []).map((n) => n.node_id).filter((n) => n !== null);
   const tbody = h("tbody", {}, (e.disagreements || []).map(disagreementRow));
   let next = e.disagreements_next ?? null;

@@ -1,7 +1,7 @@
 """Global intents: what a customer can say at any node that overrides it (issue 23).
 
 Revision ID: 0011_global_intents
-Revises: 0009_endpoint_drains
+Revises: 0010_privacy
 Create Date: 2026-12-02
 """
 
@@ -14,7 +14,7 @@ from alembic import op
 from sqlalchemy.dialects import postgresql
 
 revision: str = "0011_global_intents"
-down_revision: str | Sequence[str] | None = "0009_endpoint_drains"
+down_revision: str | Sequence[str] | None = "0010_privacy"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -1,0 +1,124 @@
+"""Erasing one call: `DELETE /api/admin/calls/{call_id}` (admin), on every worker.
+
+    erasure = CallErasure(writes, recorder, privacy)       # the composition root builds it
+    erasure.also(EvaluationResult)                          # tables of floors above, by model
+    erasure.on_local(chat.forget_calls)                     # what a worker holds in memory
+    await erasure.erase(call_id, actor)                     # 204, or CallNotFound (404)
+
+One transaction (a `LiveWrites` unit, so the cluster's generation moves with it) deletes every
+stored row of the call: its call-log records, NLU inputs and decisions, and the rows of the
+tables added with `also` (evaluation rows); the erasure's audit event (`call.erase`, target
+`call:<call_id>`, no detail) commits with it. A call id is matched as said and as its
+pseudonym (a call named by a phone number is stored redacted). While it runs, this worker's
+call-log writer writes nothing, and its queued records of the call are dropped.
+
+Every worker then drops what it holds in memory for that call (its chat session, its queued
+records): the erasure is live state (`SECTION`, the recent `call.erase` events, read with
+every snapshot), and each worker's snapshot listener calls `forget` with the erased ids.
+Nothing stored of the call: 404 `call_not_found`, nothing written.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from datetime import timedelta
+from typing import Any, Protocol
+
+from sqlalchemy import delete, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from callout_server.audit.models import AuditEvent
+from callout_server.audit.trail import Actor, record
+from callout_server.calllog.models import LLMCallLog, NluCallInput
+from callout_server.calllog.recorder import DiagnosticsRecorder
+from callout_server.db.base import utcnow
+from callout_server.errors import NotFound
+from callout_server.i18n import msg
+from callout_server.privacy import Privacy
+
+log = logging.getLogger(__name__)
+
+ACTION = "call.erase"
+# Erasures other workers still apply from the snapshot (longer than any reload takes).
+RECENT = timedelta(minutes=10)
+
+
+class CallNotFound(NotFound):
+    code = "call_not_found"
+
+    def __init__(self) -> None:  # never the id: it may be a phone number
+        super().__init__(msg("call_not_found"))
+
+
+Erased = Callable[[str | None], bool]
+
+
+class Units(Protocol):
+    """`config.live.LiveWrites`: a unit of work that moves the generation, and its commit."""
+
+    def unit(self) -> AbstractAsyncContextManager[tuple[AsyncSession, int]]: ...
+
+    async def committed(self, generation: int) -> None: ...
+
+
+async def load_recent(session: AsyncSession) -> frozenset[str]:
+    """The call ids erased lately, as stored (the snapshot's `erasures` section)."""
+    rows = await session.scalars(select(AuditEvent.target).where(
+        AuditEvent.action == ACTION, AuditEvent.at >= utcnow() - RECENT))
+    return frozenset(t.removeprefix("call:") for t in rows if t)
+
+
+class CallErasure:
+    def __init__(self, writes: Units, recorder: DiagnosticsRecorder, privacy: Privacy) -> None:
+        self._writes = writes
+        self._recorder = recorder
+        self._privacy = privacy
+        self._tables: list[Any] = [LLMCallLog, NluCallInput]
+        self._local: list[Callable[[Erased], int]] = [recorder.forget]
+        self._applied: frozenset[str] = frozenset()
+
+    def also(self, table: Any) -> None:
+        """A table of a floor above (a model with a `call_id` column) erased with the call."""
+        self._tables.append(table)
+
+    def on_local(self, forget: Callable[[Erased], int]) -> None:
+        """What a worker holds of calls in memory: `forget(erased)` drops what the predicate
+        `erased(call_id)` is true of, and returns how many."""
+        self._local.append(forget)
+
+    def keys(self, call_id: str) -> frozenset[str]:
+        stored, _ = self._privacy.text(call_id)
+        return frozenset(k for k in (call_id, stored) if k)
+
+    async def erase(self, call_id: str, actor: Actor) -> None:
+        keys = self.keys(call_id)
+        async with self._recorder.paused():
+            held = self.forget(keys)
+            async with self._writes.unit() as (session, generation):
+                rows = 0
+                for table in self._tables:
+                    result = await session.execute(delete(table).where(table.call_id.in_(keys)))
+                    rows += int(result.rowcount or 0)  # type: ignore[attr-defined]
+                if not rows and not held:
+                    raise CallNotFound()  # rolls the unit back: nothing written
+                record(session, actor, ACTION, target=f"call:{call_id}")
+        await self._writes.committed(generation)
+        log.info("call erased: %d stored rows, %d held in memory", rows, held)
+
+    def forget(self, keys: frozenset[str]) -> int:
+        """Drop what this worker holds of the calls stored as `keys` (as said or redacted)."""
+        def erased(call_id: str | None) -> bool:
+            return call_id is not None and (call_id in keys or self._privacy.text(call_id)[0] in keys)
+
+        return sum(forget(erased) for forget in self._local)
+
+    def apply(self, erased: frozenset[str]) -> None:
+        """A snapshot's recent erasures (every worker): drop what memory holds of them."""
+        new = erased - self._applied
+        self._applied = erased
+        if new:
+            self.forget(frozenset(new))
+
+
