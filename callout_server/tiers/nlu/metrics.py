@@ -16,10 +16,10 @@ OUTCOMES: tuple[Outcome, ...] = ("model", "fallback", "error")
 DECISIONS = Counter("callout_nlu_decisions_total",
                     "Live NLU decisions by what answered: the model, the node's fallback "
                     "intent, or an error (no fallback_intent: 502/504)", ["outcome"])
-for _outcome in OUTCOMES:  # every series from the start: a ratio needs its zeros
-    DECISIONS.labels(_outcome)
+# Every series from the start (a ratio needs its zeros), its child bound once.
+_MODEL, _FALLBACK, _ERROR = (DECISIONS.labels(outcome) for outcome in OUTCOMES)
 
 
 def counted(fallback: bool | None) -> None:
     """One live decision: `fallback` from the answer, None when it was an error."""
-    DECISIONS.labels("error" if fallback is None else "fallback" if fallback else "model").inc()
+    (_ERROR if fallback is None else _FALLBACK if fallback else _MODEL).inc()
