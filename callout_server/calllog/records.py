@@ -194,19 +194,12 @@ class CallRecord:
     def input_row(self) -> dict[str, Any] | None:
         """The `nlu_call_inputs` row of a record carrying inputs (built by the writer, off
         the request path); the two JSON values as text, which is what PostgreSQL's COPY takes."""
-        inputs = self.inputs
-        if inputs is None:
-            return None
-        return {
-            "id": self.id, "at": self.at, "call_id": self.call_id, "node_id": self.node_id,
-            "config_id": self.config_id, "model": self.model,
-            "inputs": request_json(inputs.request),
-            "decision": decision_json(inputs.decision),
-            "latency_ms": inputs.latency_ms,
-        }
+        values = self.input_values()
+        return None if values is None else dict(zip(INPUT_COLUMNS, values, strict=True))
 
     def input_values(self) -> tuple[Any, ...] | None:
-        """`input_row()` as a tuple in INPUT_COLUMNS order (for COPY), built directly."""
+        """That row as a tuple in INPUT_COLUMNS order (what COPY takes), built directly: the
+        one place its values are made."""
         inputs = self.inputs
         if inputs is None:
             return None
