@@ -37,9 +37,8 @@ async def run(args: argparse.Namespace) -> None:
     from callout_server.config.settings import load_settings
     from callout_server.llm import LLMClient
 
-    async def fixed(self: object, url: str, body: bytes, headers: dict[str, str], total: float
-                    ) -> tuple[int, bytes, str | None]:
-        return 200, REPLY, None
+    async def fixed(self: object, *args: object) -> tuple[int, bytes, str | None]:
+        return 200, REPLY, None  # whatever `_post`'s arguments (they grew a lane since)
 
     LLMClient._post = fixed  # type: ignore[method-assign]
     database_url = await create_pg_database()

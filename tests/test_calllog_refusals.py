@@ -12,7 +12,7 @@ import math
 from prometheus_client import REGISTRY
 
 from callout_server.calllog.recorder import DiagnosticsRecorder
-from callout_server.calllog.records import TEXT_LIMITS, CallRecord
+from callout_server.calllog.records import COLUMNS, TEXT_LIMITS, CallRecord
 from callout_server.calllog.refusals import is_refused_data
 from callout_server.db.engine import Database
 from callout_server.validation import REPLACEMENT
@@ -44,6 +44,50 @@ def test_clean_makes_every_column_storable() -> None:
                     latency_ms=12.5, prompt_tokens=2**31 - 1).clean()
     assert (ok.message, ok.call_id, ok.latency_ms, ok.prompt_tokens) == (
         "模型返回内容为空", "c-1", 12.5, 2**31 - 1)
+
+
+def test_a_report_s_configuration_text_is_made_storable_once_and_the_rest_per_record() -> None:
+    """`to_record` takes the configuration's text cleaned once per configuration (and marks
+    the record so `clean()` skips it); what a caller or a vendor sent is cleaned per record."""
+    from callout_server.calllog.reports import to_record
+    from callout_server.llm import Diagnostic, LLMConfig
+    from callout_server.upstream import CallReport
+
+    cfg = LLMConfig(tier="nlu", name="odd", base_url="http://127.0.0.1:9/v1",
+                    model=f"m{NUL}\ud800" + "x" * 300, id=3)
+    diagnostic = Diagnostic.make("upstream_error", "en", status=502,
+                                 detail=f"bad{NUL}" + "d" * 3000, finish_reason=f"f{NUL}")
+    report = CallReport(cfg, f"http://h{NUL}/v1", 1, f"v{NUL}" + "v" * 50, diagnostic, 3.0)
+    for _ in range(2):  # cleaned the first time, taken from the cache the second
+        rec = to_record(report, "nlu", call_id=f"c{NUL}" + "c" * 300, node_id="n\ud800").clean()
+        assert rec.static_clean
+        assert rec.model == f"m{REPLACEMENT}{REPLACEMENT}" + "x" * 197
+        assert rec.vendor == f"v{REPLACEMENT}" + "v" * 38
+        assert rec.endpoint == f"http://h{REPLACEMENT}/v1"
+        assert rec.call_id == f"c{REPLACEMENT}" + "c" * 198
+        assert rec.node_id == f"n{REPLACEMENT}"
+        assert rec.detail is not None and rec.detail.startswith(f"bad{REPLACEMENT}")
+        assert len(rec.detail) == TEXT_LIMITS["detail"]
+        assert rec.finish_reason == f"f{REPLACEMENT}"
+        assert (rec.tier, rec.code, rec.source) == ("nlu", "upstream_error", "live")
+    # A record built by hand is cleaned whole, whatever the cache holds.
+    assert CallRecord(tier="nlu", code="ok", model=cfg.model).clean().model == rec.model
+    assert rec.values() == tuple(rec.row()[name] for name in COLUMNS)
+
+
+def test_a_decision_s_json_is_storable_the_fast_way_or_the_slow_one() -> None:
+    import orjson
+
+    from callout_server.calllog.inputs import decision_json, storable_json
+
+    for decision in ({"intent": "agree", "slots": {"time": "明天下午"}, "confidence": 0.9},
+                     {"intent": None, "slots": {"t": f"a{NUL}b"}, "fallback": True},
+                     {"intent": "x", "slots": {"t": "lone \ud800"}},
+                     {"intent": "x", "slots": {f"k{NUL}": ["\\u0000 said", 1, None]}},
+                     {"intent": "x", "slots": {"n": math.nan, "l": (1, 2)}}):
+        text = decision_json(decision)
+        assert text == orjson.dumps(storable_json(decision)).decode()
+        assert "\\u0000" not in text.replace("\\\\", "")  # no NUL stored, escaped or not
 
 
 def test_refused_data_is_told_from_an_unavailable_database() -> None:

@@ -363,3 +363,28 @@ async def test_a_replica_that_always_needs_the_hedge_is_cooled_down(emulator: An
         assert (await ups.complete(Route(cfg), REQ)).endpoint == fast
     await wait_until(lambda: state_of(ups, slow)["state"] == "cooling_down")
     assert "hedge" in state_of(ups, slow)["last_error"].message_in("en")
+
+
+async def test_a_route_keeps_its_pools_until_a_configuration_is_saved_again() -> None:
+    """A call takes its route's pools in one lookup; a new snapshot's configuration (same
+    key) gets a new pool, and the old route's next call gets what `pool()` gives then."""
+    async with LLMClient() as client:
+        ups = Upstreams(client)
+        old = LLMConfig(tier="nlu", name="a", base_url="http://127.0.0.1:9/v1", model="m", id=5)
+        fallback = LLMConfig(tier="nlu", name="f", base_url="http://127.0.0.1:8/v1", model="m",
+                             id=6)
+        route = Route(old, (fallback,))
+        pools = ups.call(route).pools
+        assert ups.call(route).pools is pools
+        assert pools == [ups.pool(old), ups.pool(fallback)]
+        new = LLMConfig(tier="nlu", name="b", base_url="http://127.0.0.1:9/v1", model="m", id=5)
+        newer = Route(new, (fallback,))
+        assert ups.call(newer).pools[0].cfg is new
+        assert ups.call(route).pools == [ups.pool(old), ups.pool(fallback)]
+        assert ups.call(route).pools[0].cfg is old
+        # Two configurations of one route sharing a key: never kept, each call asks pool().
+        twin = Route(LLMConfig(tier="nlu", name="c", base_url="http://127.0.0.1:7/v1", model="m"),
+                     (LLMConfig(tier="nlu", name="d", base_url="http://127.0.0.1:6/v1",
+                                model="m"),))
+        first = ups.call(twin).pools
+        assert ups.call(twin).pools is not first

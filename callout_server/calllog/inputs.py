@@ -56,6 +56,19 @@ def storable_json(value: Any) -> Any:
     return value
 
 
+def decision_json(decision: dict[str, Any]) -> str:
+    """The decision as JSON text, every string storable: encoded once when it holds no NUL
+    (orjson refuses a lone surrogate, and `\\u0000` shows a NUL, maybe falsely: then the
+    slow way), which is every decision but a rare model's."""
+    try:
+        text: bytes | None = orjson.dumps(decision)
+    except TypeError:  # orjson.JSONEncodeError: a lone surrogate, a key that is no string
+        text = None
+    if text is None or b"\\u0000" in text:
+        return orjson.dumps(storable_json(decision)).decode()
+    return text.decode()
+
+
 def request_json(request: RequestModel) -> str:
     """The request's replayable fields as JSON text, every string storable."""
     try:

@@ -309,10 +309,12 @@ class DiagnosticsRecorder:
         self._queue.extendleft(reversed(keep))
 
     async def _insert(self, batch: list[CallRecord]) -> None:
-        inputs = [row for rec in batch if (row := rec.input_row()) is not None]
         if self._copy:
             # PostgreSQL: COPY through asyncpg costs a few µs a record, where SQLAlchemy's
             # multi-row INSERT (bind processing per value) cost ~30 µs of the worker's CPU.
+            # The rows are tuples in column order, built before a connection is taken.
+            records = [rec.values() for rec in batch]
+            inputs = [row for rec in batch if (row := rec.input_tuple()) is not None]
             async with self._db.engine.connect() as conn:
                 raw = await conn.get_raw_connection()
                 driver = raw.driver_connection
@@ -320,13 +322,13 @@ class DiagnosticsRecorder:
                 async with driver.transaction():  # records and inputs: both or neither
                     await driver.copy_records_to_table(
                         LLMCallLog.__tablename__, schema_name=SCHEMA, columns=COLUMNS,
-                        records=[rec.values() for rec in batch])
+                        records=records)
                     if inputs:
                         await driver.copy_records_to_table(
                             NluCallInput.__tablename__, schema_name=SCHEMA,
-                            columns=INPUT_COLUMNS,
-                            records=[tuple(row[c] for c in INPUT_COLUMNS) for row in inputs])
+                            columns=INPUT_COLUMNS, records=inputs)
             return
+        inputs = [row for rec in batch if (row := rec.input_row()) is not None]
         async with self._db.session() as s:
             await s.execute(insert(LLMCallLog), [rec.row() for rec in batch])
             if inputs:

@@ -13,6 +13,7 @@ as finished text: `Diagnostic` words it when the record is read, in the reader's
 from __future__ import annotations
 
 import math
+import operator
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any
@@ -20,7 +21,7 @@ from typing import Any
 import orjson
 from sqlalchemy import String
 
-from callout_server.calllog.inputs import NluInputs, request_json, storable_json
+from callout_server.calllog.inputs import NluInputs, decision_json, request_json
 from callout_server.calllog.models import LLMCallLog
 from callout_server.db.base import utcnow
 from callout_server.llm import Diagnostic
@@ -45,6 +46,27 @@ TEXT_LIMITS = _text_limits()
 FLOAT_COLUMNS = ("latency_ms", "ttft_ms")
 INT_COLUMNS = ("config_id", "prompt_tokens", "completion_tokens", "reasoning_tokens",
                "max_tokens", "status", "attempts")
+
+
+# Text columns whose values come from the configuration and from our own code (the tier, the
+# source, the diagnostic code, the model, the dialect, the endpoint as shown), not from a
+# caller or a vendor: `to_record` takes them cleaned once per configuration (`clean_static`)
+# and marks the record (`static_clean`), so `clean()` walks only the rest.
+STATIC_TEXT = ("tier", "source", "code", "model", "vendor", "endpoint")
+_MAX_STATIC = 1024  # distinct combinations kept: configurations x tiers x codes, bounded
+_static: dict[tuple[str | None, ...], tuple[str | None, ...]] = {}
+
+
+def clean_static(*values: str | None) -> tuple[str | None, ...]:
+    """The STATIC_TEXT values, in that order, made storable (a dict lookup once seen)."""
+    hit = _static.get(values)
+    if hit is None:
+        if len(_static) >= _MAX_STATIC:
+            _static.clear()
+        hit = _static[values] = tuple(
+            None if value is None else storable_text(value, TEXT_LIMITS[name])
+            for name, value in zip(STATIC_TEXT, values, strict=True))
+    return hit
 
 
 def storable_text(value: object, limit: int) -> str:
@@ -115,6 +137,8 @@ class CallRecord:
     inputs: NluInputs | None = None
     # The `nlu_call_inputs` row, once the writer has built and redacted it (not a column)
     input_values: dict[str, Any] | None = None
+    # Set by `to_record`: the STATIC_TEXT columns are clean already (not a column).
+    static_clean: bool = field(default=False, repr=False, compare=False)
 
     @classmethod
     def from_diagnostic(cls, tier: str, diagnostic: Diagnostic | None, **fields: Any) -> CallRecord:
@@ -141,7 +165,7 @@ class CallRecord:
         to their column's size; a float that is not finite, or an integer beyond 32 bits,
         becomes NULL. Returns the record itself.
         """
-        for name, limit in TEXT_LIMITS.items():
+        for name, limit in (_DYNAMIC_LIMITS if self.static_clean else TEXT_LIMITS).items():
             value = getattr(self, name)
             if value is not None:
                 setattr(self, name, storable_text(value, limit))
@@ -165,33 +189,42 @@ class CallRecord:
 
     def values(self) -> tuple[Any, ...]:
         """The row as a tuple in COLUMNS order (for PostgreSQL's COPY: JSON as its text)."""
-        row = self.row()
-        for name in JSON_COLUMNS:
-            if row[name] is not None:
-                row[name] = orjson.dumps(row[name]).decode()
-        return tuple(row[name] for name in COLUMNS)
+        row = _COLUMN_VALUES(self)
+        if self.reason_args is None and self.redacted is None:
+            return row  # type: ignore[no-any-return]
+        out = list(row)
+        for at, value in ((_REASON_ARGS, self.reason_args), (_REDACTED, self.redacted)):
+            if value is not None:
+                out[at] = orjson.dumps(value).decode()
+        return tuple(out)
 
     def input_row(self) -> dict[str, Any] | None:
         """The `nlu_call_inputs` row of a record carrying inputs (built by the writer, off
         the request path); the two JSON values as text, which is what PostgreSQL's COPY takes."""
+        values = self.input_tuple()
+        return None if values is None else dict(zip(INPUT_COLUMNS, values, strict=True))
+
+    def input_tuple(self) -> tuple[Any, ...] | None:
+        """That row as a tuple in INPUT_COLUMNS order (what COPY takes), built directly: the
+        one place its values are made."""
         inputs = self.inputs
         if inputs is None:
             return None
-        head = {"id": self.id, "at": self.at, "call_id": self.call_id, "node_id": self.node_id,
-                "config_id": self.config_id, "model": self.model,
-                "latency_ms": inputs.latency_ms}
-        if self.input_values is not None:  # built and redacted by the writer
-            return head | self.input_values
-        return head | {
-            "inputs": request_json(inputs.request),
-            "decision": orjson.dumps(storable_json(inputs.decision)).decode(),
-            "redacted": None,
-        }
+        head = (self.id, self.at, self.call_id, self.node_id, self.config_id, self.model)
+        done = self.input_values
+        if done is not None:  # built and redacted by the writer
+            return (*head, done["inputs"], done["decision"], inputs.latency_ms, done["redacted"])
+        return (*head, request_json(inputs.request), decision_json(inputs.decision),
+                inputs.latency_ms, None)
 
 
 # Column names, in the table's order of the dataclass fields.
 COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(CallRecord)
-                                 if f.name not in ("inputs", "input_values"))
-JSON_COLUMNS = ("reason_args", "redacted")
+                                 if f.name not in ("inputs", "input_values", "static_clean"))
+_COLUMN_VALUES = operator.attrgetter(*COLUMNS)  # one C call for the whole row
+_REASON_ARGS = COLUMNS.index("reason_args")
+_REDACTED = COLUMNS.index("redacted")
+_DYNAMIC_LIMITS = {name: limit for name, limit in TEXT_LIMITS.items()
+                   if name not in STATIC_TEXT}
 INPUT_COLUMNS = ("id", "at", "call_id", "node_id", "config_id", "model", "inputs", "decision",
                  "latency_ms", "redacted")

@@ -22,7 +22,7 @@ from typing import Protocol
 from urllib.parse import urlsplit
 
 from callout_server.calllog.inputs import NluInputs
-from callout_server.calllog.records import CallRecord
+from callout_server.calllog.records import CallRecord, clean_static
 from callout_server.llm import Diagnostic
 from callout_server.upstream import CallReport
 
@@ -96,12 +96,16 @@ def to_record(report: CallReport, tier: str, *, call_id: str | None = None,
     diagnostic carries (e.g. the tokens reasoning ate) are kept.
     """
     cfg, d, usage = report.config, report.diagnostic, report.usage
+    # What comes from the configuration and our own code is cleaned once per configuration.
+    tier, source, code, model, vendor, endpoint = clean_static(
+        tier, source, "ok" if d is None else d.code, cfg.model, report.vendor, report.endpoint)
     rec = CallRecord(
-        tier=tier, code="ok" if d is None else d.code, model=cfg.model, vendor=report.vendor,
+        tier=tier, code=code, model=model, vendor=vendor,  # type: ignore[arg-type]
         config_id=cfg.id, finish_reason=report.finish_reason,
         latency_ms=round(report.latency_ms, 1), ttft_ms=report.ttft_ms,
         max_tokens=report.max_tokens, call_id=call_id, node_id=node_id,
-        endpoint=report.endpoint, attempts=report.attempts, source=source, inputs=inputs)
+        endpoint=endpoint, attempts=report.attempts, source=source,  # type: ignore[arg-type]
+        inputs=inputs, static_clean=True)
     if d is not None:
         rec.reason, rec.detail, rec.status = d.reason, d.detail, d.status
         rec.reason_args = dict(d.args) if d.args else None

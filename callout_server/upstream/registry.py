@@ -27,6 +27,9 @@ from callout_server.upstream.pool import Pool, pool_urls
 from callout_server.upstream.route import Route, Served
 from callout_server.upstream.streams import PoolStream
 
+# Routes whose pools are kept at once: a snapshot's (a few per tier) and evaluations'.
+_MAX_ROUTES = 256
+
 
 def config_key(cfg: LLMConfig) -> str:
     return str(cfg.id) if cfg.id is not None else f"file:{cfg.tier}"
@@ -39,6 +42,11 @@ class Upstreams:
         self.policy = policy or HealthPolicy()
         self.rng = rng or random.Random()
         self._pools: dict[str, Pool] = {}
+        # id(route) -> (route, its pools): a snapshot's routes live as long as it does, so
+        # a call takes its pools in one lookup. Emptied whenever a pool is (re)built, so it
+        # never holds a pool `pool()` would not give now; the route it holds keeps its id
+        # from being reused.
+        self._routes: dict[int, tuple[Route, list[Pool]]] = {}
         self._states: dict[tuple[str, str], EndpointState] = {}
         self._background: set[asyncio.Future[Any]] = set()
         # (config key, shown URL) -> Drain: endpoints taken out of service by hand.
@@ -53,7 +61,21 @@ class Upstreams:
         pool = self._pools.get(key)
         if pool is None or pool.cfg is not cfg:
             pool = self._pools[key] = self._build(key, cfg)
+            self._routes.clear()
         return pool
+
+    def route_pools(self, route: Route) -> list[Pool]:
+        """`route`'s pools, in its order (`pool()` of each configuration, kept per route)."""
+        held = self._routes.get(id(route))
+        if held is not None and held[0] is route:
+            return held[1]
+        pools = [self.pool(cfg) for cfg in route.chain]
+        if any(self._pools.get(config_key(p.cfg)) is not p for p in pools):
+            return pools  # two of its configurations share a key: each call rebuilds them
+        if len(self._routes) >= _MAX_ROUTES:
+            self._routes.clear()
+        self._routes[id(route)] = (route, pools)
+        return pools
 
     def _build(self, key: str, cfg: LLMConfig) -> Pool:
         urls = pool_urls(cfg)
@@ -89,7 +111,7 @@ class Upstreams:
         arrival) the deadline and the report's latency count from there."""
         route = Route.of(route)
         spent = 0.0 if started is None else max(time.perf_counter() - started, 0.0)
-        return Call(route, [self.pool(cfg) for cfg in route.chain], self.client,
+        return Call(route, self.route_pools(route), self.client,
                     deadline=Deadline(deadline_s, spent_s=spent), rng=self.rng,
                     hold=self.hold, started=started)
 

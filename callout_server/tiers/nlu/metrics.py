@@ -17,14 +17,14 @@ DECISIONS = Counter("callout_nlu_decisions_total",
                     "Live NLU decisions by what answered: the model, the node's fallback "
                     "intent, an error (no fallback_intent: 502/504), or a global intent's "
                     "phrase rule (no model call)", ["outcome"])
-for _outcome in OUTCOMES:  # every series from the start: a ratio needs its zeros
-    DECISIONS.labels(_outcome)
+# Every series from the start (a ratio needs its zeros), each child bound once.
+_CHILD = {outcome: DECISIONS.labels(outcome) for outcome in OUTCOMES}
+_MODEL, _FALLBACK, _ERROR, _RULE = (_CHILD[o] for o in ("model", "fallback", "error", "rule"))
 
 
 def counted(fallback: bool | None, *, rule: bool = False) -> None:
     """One live decision: `fallback` from the answer, None when it was an error."""
-    DECISIONS.labels("rule" if rule else "error" if fallback is None
-                     else "fallback" if fallback else "model").inc()
+    (_RULE if rule else _ERROR if fallback is None else _FALLBACK if fallback else _MODEL).inc()
 
 
 MAX_NODES, OTHER_NODE = 200, "_other"
