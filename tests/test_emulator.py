@@ -471,27 +471,31 @@ async def _stamps(emulator: EmulatorHandle, body: dict[str, Any]) -> tuple[list[
     return stamps, "".join(text)
 
 
+UNPACED_S = 1.0  # the stock reply paced takes >= 1.9 s (0.3 s + 40 x 40 ms)
+
+
 async def test_the_stock_chat_reply_streams_at_a_real_models_pace(emulator):
     """300 ms to the first token, 40 ms a chunk (pace.py): long enough to barge in on."""
     stamps, text = await _stamps(emulator, {"model": emulator.unique_model("qwen2.5-7b")})
     assert text == DEFAULT_ANSWER
     assert stamps[0] >= 0.29
     assert stamps[-1] - stamps[0] >= 0.04 * 40  # 41 tokens, paced; a slow reader only adds
-    # Non-streamed, and other prompts (JSON mode): as fast as ever.
+    # Non-streamed, and other prompts (JSON mode): unpaced, far under the paced 1.9 s (a
+    # bound a busy machine cannot break, that the paced reply cannot meet).
     start = time.monotonic()
     r = await post(emulator, "vllm", {"model": emulator.unique_model("qwen2.5-7b"),
                                       "messages": MSG})
-    assert message(r)["content"] == DEFAULT_ANSWER and time.monotonic() - start < 0.25
+    assert message(r)["content"] == DEFAULT_ANSWER and time.monotonic() - start < UNPACED_S
     stamps, _ = await _stamps(emulator, {"model": emulator.unique_model("qwen2.5-7b"),
                                          "response_format": {"type": "json_object"}})
-    assert stamps[-1] < 0.25
+    assert stamps[-1] < UNPACED_S
 
 
 async def test_a_script_asks_for_speed_or_its_own_pace(emulator):
     fast = emulator.unique_model("qwen2.5-7b")
     await emulator.script(fast, {"ttft_ms": 0, "token_delay_ms": 0})  # the stock text, fast
     stamps, text = await _stamps(emulator, {"model": fast})
-    assert text == DEFAULT_ANSWER and stamps[-1] < 0.25
+    assert text == DEFAULT_ANSWER and stamps[-1] < UNPACED_S
     own = emulator.unique_model("qwen2.5-7b")
     await emulator.script(own, {"token_delay_ms": 5})  # the default time to first token
     stamps, _ = await _stamps(emulator, {"model": own})
@@ -499,7 +503,7 @@ async def test_a_script_asks_for_speed_or_its_own_pace(emulator):
     scripted = emulator.unique_model("qwen2.5-7b")
     await emulator.script(scripted, {"content": "好的。"})  # scripted text: its own timing
     stamps, text = await _stamps(emulator, {"model": scripted})
-    assert text == "好的。" and stamps[-1] < 0.25
+    assert text == "好的。" and stamps[-1] < UNPACED_S
 
 
 async def test_the_whole_emulator_can_run_fast_and_a_thinking_stream_is_not_paced(emulator):

@@ -125,7 +125,8 @@ async def test_5xx_counts_and_cools_down_after_the_threshold(emulator: Any,
     fb_model = emulator.unique_model("qwen2.5-7b")
     await emulator.script_replica(model, "bad", {"status": 503})
     bad = emulator.replica_url("bad")
-    ups = Upstreams(client)
+    # A cool-down no busy machine outlasts before the state is read (the default is 1 s).
+    ups = Upstreams(client, policy=HealthPolicy(base_cooldown_s=30.0, max_cooldown_s=30.0))
     route = Route(pool_cfg(model, [bad]), (pool_cfg(fb_model, [emulator.replica_url("f")],
                                                     cid=2),))
     for _ in range(6):
