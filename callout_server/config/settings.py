@@ -143,6 +143,9 @@ class ChatSettings(Section):
     read_timeout_s: float = Field(8.0, gt=0)
     total_timeout_s: float = Field(60.0, gt=0)
     timeout_apology: str = "不好意思，我这边刚才没听清，您能再说一遍吗？"
+    # Text a turn holds for a reader that has not taken it yet (tiers/chat/outbox.py); past
+    # it the reader is a slow consumer: the turn ends `error` `slow_consumer`.
+    max_unread_bytes: int = Field(256 * 1024, ge=1024)
 
 
 class DiagnosticsSettings(Section):

@@ -128,6 +128,9 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "this worker already holds {limit} bytes of session prompts and tools "
         "([chat] max_sessions_bytes); end finished calls with DELETE, or add workers"),
     "chat_internal_error": ("对话服务内部错误，本轮回复已结束", "internal error in the chat service"),
+    "chat_slow_consumer": ("客户端读取太慢，本轮回复已结束（未读内容超过 [chat] max_unread_bytes）",
+                           "the client read too slowly: this turn was ended (unread text "
+                           "passed [chat] max_unread_bytes)"),
     # -- scripts --------------------------------------------------------------------------
     "draft_not_saved": ("草稿未能保存", "the draft could not be saved"),
     "draft_not_found": ("话术草稿 {draft_id} 不存在", "script draft {draft_id} not found"),

@@ -249,7 +249,7 @@ class ChatService:
             on_tool_call=session.note_tool_call, on_end=session.release,
             batch_sentences=settings.batch_sentences,
             first_clause_min_chars=settings.first_clause_min_chars, apology=session.apology,
-            locale=current(self._locale))
+            locale=current(self._locale), max_unread_bytes=settings.max_unread_bytes)
         session.attach(run)
         run.start()
         return run
