@@ -71,6 +71,9 @@ class ServerSettings(Section):
     # fe80::/10, 100.100.100.200, fd00:ec2::254, metadata.google.internal ...): only a lab
     # that serves a model there needs it (llm/targets.py).
     allow_metadata_upstreams: bool = False
+    # SIGTERM: streams end `cancelled` at once; connections whose clients do not read them
+    # out are waited for this long, then dropped, and the worker exits (docs/chat.md).
+    shutdown_grace_s: float = Field(5.0, ge=1, le=600)  # whole seconds (uvicorn)
     log_format: Literal["text", "json"] = "text"  # json: one JSON object per log line
     access_log: bool = False  # a line per request (uvicorn's); off: it costs the hot path
     # Levels by logger name (`{"sqlalchemy.engine" = "info"}`): the only way the database and
@@ -249,6 +252,7 @@ ENV_OVERRIDES: dict[str, tuple[str, str]] = {
     "CALLOUT_HEADER_TIMEOUT_S": ("server", "header_timeout_s"),
     "CALLOUT_BODY_TIMEOUT_S": ("server", "body_timeout_s"),
     "CALLOUT_MAX_CONNECTIONS": ("server", "max_connections"),
+    "CALLOUT_SHUTDOWN_GRACE_S": ("server", "shutdown_grace_s"),
     "CALLOUT_AUDIT_RETENTION_DAYS": ("audit", "retention_days"),
 }
 

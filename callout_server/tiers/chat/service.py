@@ -98,6 +98,12 @@ class ChatService:
             self._drop(call_id)
         await self.drain(STOP_GRACE_S)
 
+    def end_all(self) -> None:
+        """Shutdown has begun: every turn in flight ends now (`end` reason `cancelled`, the
+        upstream request closed); the sessions stay until `stop()`."""
+        for session in list(self.sessions.values()):
+            self._track(session.stop_run("cancelled"))
+
     async def drain(self, timeout_s: float = STOP_GRACE_S) -> None:
         """Wait (bounded) until stopped runs have closed their upstream requests."""
         tasks = {r.task for r in self._stopping if r.task is not None and not r.task.done()}

@@ -150,3 +150,11 @@ class ScriptService:
 
     def _record(self, report: CallReport) -> Diagnostic | None:
         return record_call(self._recorder, report, "script")
+
+
+def cancelled_events() -> list[StreamEvent]:
+    """What a script stream ends with when the worker shuts down under it: no usage was
+    reported, nothing is saved (the vendor was cut off)."""
+    return [StreamEvent("usage", Usage().to_dict()),
+            StreamEvent("end", {"reason": "cancelled", "error": None, "diagnostic": None,
+                                "draft_id": None})]
