@@ -36,6 +36,7 @@ from callout_server.people.router import router as people_router
 from callout_server.services import Services
 from callout_server.tiers.chat.router import router as chat_router
 from callout_server.tiers.nlu.router import router as nlu_router
+from callout_server.tiers.playground import router as playground_router
 from callout_server.tiers.script.router import router as script_router
 
 log = logging.getLogger("callout_server")
@@ -104,5 +105,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(people_router)
     app.include_router(audit_router)
     app.include_router(evaluation_router)
+    app.include_router(playground_router)
     mount_console(app)
     return app

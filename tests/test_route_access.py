@@ -74,6 +74,8 @@ ROUTES: dict[tuple[str, str], str] = {
     ("GET", "/api/admin/evaluations/{evaluation_id}"): "viewer",
     ("GET", "/api/admin/evaluations/{evaluation_id}/disagreements"): "viewer",
     ("POST", "/api/admin/evaluations/{evaluation_id}/cancel"): "operator",
+    ("POST", "/api/admin/playground/nlu"): "operator",
+    ("POST", "/api/admin/playground/script"): "operator",
     # diagnostics
     ("GET", "/api/admin/diagnostics"): "viewer",
     ("GET", "/api/admin/diagnostics/summary"): "viewer",

@@ -113,7 +113,7 @@ class DiagnosticsRecorder:
             rec.inputs = None
         if rec.source == "live":
             metrics.observe(rec)
-        else:  # a replay is no traffic: the live series stay what the dialers sent
+        elif rec.source == "evaluation":  # no traffic: the live series stay the dialers'
             metrics.EVALUATION_CALLS.labels(rec.code).inc()
         if not self._queue and not self._in_flight:
             self._waiting_since = time.monotonic()  # nothing was waiting until now

@@ -106,7 +106,9 @@ class CallRecord:
     reason: str | None = None
     reason_args: dict[str, Any] | None = None
     detail: str | None = None
-    source: str = "live"  # "evaluation": a shadow evaluation's replay, never live traffic
+    # "evaluation": a shadow evaluation's replay; "playground": a console user's try-out.
+    # Neither is live traffic (summary, metrics) and neither keeps NLU inputs to replay.
+    source: str = "live"
     # An NLU decision's inputs, on its last attempt's record (not a column: a row of
     # `nlu_call_inputs` written in the same transaction; see inputs.py)
     inputs: NluInputs | None = None

@@ -199,6 +199,9 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "evaluation_not_running": ("评估 {evaluation_id} 没有在运行（状态：{status}）",
                                "evaluation {evaluation_id} is not running (it is {status})"),
     "unknown_candidate": ("没有模型配置 {candidate_id}", "no model configuration {candidate_id}"),
+    "playground_wrong_tier": ("配置 {config_id} 属于 {tier} 层级，不能在 {wanted} 试用台中使用",
+                              "configuration {config_id} is a {tier} configuration, not one "
+                              "for the {wanted} playground"),
     "candidate_wrong_tier": ("配置 {candidate_id} 属于 {tier} 层级；只有意图识别配置可以用意图识别流量评估",
                              "configuration {candidate_id} is a {tier} configuration; only nlu "
                              "configurations can be evaluated against NLU traffic"),

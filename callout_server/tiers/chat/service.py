@@ -136,7 +136,7 @@ class ChatService:
 
     # -- sessions -------------------------------------------------------------------------
 
-    def create_session(self, req: SessionCreate) -> SessionView:
+    def create_session(self, req: SessionCreate, source: str = "live") -> SessionView:
         if req.call_id in self.sessions:
             raise SessionExists(req.call_id)
         if len(self.sessions) >= self.settings.max_sessions:
@@ -151,7 +151,7 @@ class ChatService:
         apology = self.settings.timeout_apology if req.timeout_apology is None \
             else req.timeout_apology
         session = ChatSession(req.call_id, history, tools=[t.to_request() for t in req.tools],
-                              overrides=req.overrides, apology=apology)
+                              overrides=req.overrides, apology=apology, source=source)
         self.sessions[req.call_id] = session
         self._footprints[req.call_id] = footprint
         self.held_bytes += footprint
@@ -251,7 +251,7 @@ class ChatService:
         run = TurnRun(
             session.history, call_id=session.call_id, turn_id=turn_id, output=output,
             progress=session.progress_of(turn_id), open_stream=open_stream,
-            record=lambda report: self._record(report, session.call_id),
+            record=lambda report: self._record(report, session.call_id, source=session.source),
             on_tool_call=session.note_tool_call, on_end=session.release,
             batch_sentences=settings.batch_sentences,
             first_clause_min_chars=settings.first_clause_min_chars, apology=session.apology,
@@ -293,5 +293,10 @@ class ChatService:
 
         return summarise
 
-    def _record(self, report: CallReport, call_id: str, node_id: str | None = None) -> None:
-        record_call(self._recorder, report, "chat", call_id=call_id, node_id=node_id)
+    def _record(self, report: CallReport, call_id: str, node_id: str | None = None,
+                source: str | None = None) -> None:
+        if source is None:  # the session's, while it is there (a compaction's)
+            session = self.sessions.get(call_id)
+            source = session.source if session is not None else "live"
+        record_call(self._recorder, report, "chat", call_id=call_id, node_id=node_id,
+                    source=source)

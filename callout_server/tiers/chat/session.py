@@ -34,8 +34,10 @@ class ChatSession:
         tools: list[dict[str, Any]],
         overrides: Overrides,
         apology: str,
+        source: str = "live",  # "playground": a console user's session, no live traffic
     ) -> None:
         self.call_id = call_id
+        self.source = source
         self.history = history
         self.tools = tools
         self.overrides = overrides

@@ -57,11 +57,16 @@ class NluService:
         self._recorder = recorder
         self._locale = locale
 
-    async def decide(self, req: DecideRequest, *, received_at: float | None = None) -> Decision:
+    async def decide(self, req: DecideRequest, *, received_at: float | None = None,
+                     route: Route | None = None, source: str = "live") -> Decision:
         """`received_at`: `time.perf_counter()` when the request arrived; `deadline_ms` counts
-        from there (a request that waited past it gets no model call)."""
-        outcome = await self._decide(req, Route.of(self._active_config()), "live", received_at)
-        metrics.counted(outcome.decision.fallback if outcome.decision else None)
+        from there (a request that waited past it gets no model call). The console's
+        playground names its own `route` (any configuration of the tier) and `source`
+        ("playground": no live traffic, its inputs never kept, so never replayed)."""
+        outcome = await self._decide(req, route or Route.of(self._active_config()), source,
+                                     received_at)
+        if source == "live":
+            metrics.counted(outcome.decision.fallback if outcome.decision else None)
         if outcome.decision is None:
             assert outcome.diagnostic is not None
             raise ModelCallFailed(outcome.diagnostic)
