@@ -3,6 +3,7 @@ import { post, request } from "../api.js";
 import { fmtNum, labelOf, t } from "../i18n.js";
 import { readSse } from "../sse.js";
 import { badge, diagnosticBox, errorBanner, field, h, jsonBlock, randomId, replace, setBusy } from "../ui.js";
+import { configPicker } from "./pg_tools.js";
 
 // An end reason in the console's language ("completed" -> 已完成); the reason stays in data-reason.
 const endText = (reason) => t("end_reason", { reason: labelOf("end_", reason) });
@@ -135,7 +136,8 @@ export function renderScript(panel) {
   let controller = null;
   let timer = null;
 
-  const form = h("form", { class: "pg-form" }, brief.row, h("div", { class: "form-actions" }, genBtn, stopBtn));
+  const config = configPicker("script");
+  const form = h("form", { class: "pg-form" }, brief.row, config.row, h("div", { class: "form-actions" }, genBtn, stopBtn));
   stopBtn.addEventListener("click", () => controller?.abort());
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
@@ -156,7 +158,7 @@ export function renderScript(panel) {
     stopBtn.disabled = false;
     let reason = null;
     try {
-      const resp = await request("POST", "/api/scripts/generate", { body: { brief: text, stream: true }, signal: controller.signal,
+      const resp = await request("POST", `/api/admin/playground/script${config.query()}`, { body: { brief: text, stream: true }, signal: controller.signal,
         headers: { Accept: "text/event-stream" } });
       for await (const { event, data } of readSse(resp, { signal: controller.signal })) {
         const d = data && typeof data === "object" ? data : {};
