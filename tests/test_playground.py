@@ -145,3 +145,27 @@ async def test_a_console_users_chat_session_is_the_playground(app, upstream) -> 
         await people.aclose()
     assert [x["call_id"] for x in await _records(app, source="playground")] == ["pg-1"]
     assert [x["call_id"] for x in await _records(app, source="live")] == ["live-1"]
+
+
+async def test_a_chat_try_out_with_another_configuration(app, upstream) -> None:
+    from tests.fixtures.upstream import sse_reply
+
+    candidate = await _config(app, upstream, tier="chat", name="chat-candidate",
+                              model="talker-2", max_tokens=200)
+    upstream.reply = sse_reply([(0, b'data: {"choices":[{"delta":{"content":"\xe6\x82\xa8\xe5'
+                                    b'\xa5\xbd\xe3\x80\x82"},"finish_reason":"stop"}]}\n\n'),
+                                (0, b"data: [DONE]\n\n")])
+    r = await app.post(PLAY + "/chat/sessions", headers=ADMIN_HEADERS,
+                       params={"config_id": candidate},
+                       json={"call_id": "pg-chat", "system_prompt": "你是客服"})
+    assert r.status_code == 201, r.text
+    r = await app.post("/api/chat/sessions/pg-chat/turns", headers=ADMIN_HEADERS,
+                       json={"turn_id": "t1", "text": "你好", "output": "text"})
+    assert '"reason":"completed"' in r.text, r.text
+    assert upstream.requests[-1].json()["model"] == "talker-2"
+    assert [(x["tier"], x["config_id"], x["call_id"])
+            for x in await _records(app, source="playground")] == [("chat", candidate, "pg-chat")]
+    nlu = await _config(app, upstream, name="nlu-y")
+    r = await app.post(PLAY + "/chat/sessions", headers=ADMIN_HEADERS, params={"config_id": nlu},
+                       json={"call_id": "pg-chat-2"})
+    assert r.status_code == 422 and r.json()["error"]["code"] == "config_wrong_tier"

@@ -76,6 +76,7 @@ ROUTES: dict[tuple[str, str], str] = {
     ("POST", "/api/admin/evaluations/{evaluation_id}/cancel"): "operator",
     ("POST", "/api/admin/playground/nlu"): "operator",
     ("POST", "/api/admin/playground/script"): "operator",
+    ("POST", "/api/admin/playground/chat/sessions"): "operator",
     # diagnostics
     ("GET", "/api/admin/diagnostics"): "viewer",
     ("GET", "/api/admin/diagnostics/summary"): "viewer",

@@ -2,6 +2,8 @@
 
     POST /api/admin/playground/nlu?config_id=7      body: the decide request   -> Decision
     POST /api/admin/playground/script?config_id=9   body: the generate request -> as generate
+    POST /api/admin/playground/chat/sessions?config_id=3   body: a session  -> 201 the session
+                                               (its turns then go to /api/chat/sessions/...)
 
 The body is exactly the public route's (`/api/nlu/decide`, `/api/scripts/generate`), so what
 the console tries is what a dialer would send (the console's "copy as curl" writes the
@@ -26,6 +28,8 @@ from callout_server.config.service import ConfigService
 from callout_server.errors import UnprocessableEntity
 from callout_server.i18n import msg
 from callout_server.streams import Closing
+from callout_server.tiers.chat.schemas import SessionCreate, SessionView
+from callout_server.tiers.chat.service import ChatService
 from callout_server.tiers.nlu.schemas import DecideRequest, Decision
 from callout_server.tiers.nlu.service import NluService
 from callout_server.tiers.script.schemas import GenerateRequest, GenerateResult
@@ -84,3 +88,15 @@ async def try_script(body: GenerateRequest, configs: Configs, who: Operator,
             scripts.stream(body, who.actor, route=route, source=PLAYGROUND), closing,
             cancelled_events))
     return await scripts.generate(body, who.actor, route=route, source=PLAYGROUND)
+
+
+@router.post("/chat/sessions", status_code=201,
+             responses={**_ERRORS, 409: {"description": "`session_exists`"},
+                        503: {"description": "`too_many_sessions`"}})
+async def try_chat(body: SessionCreate, configs: Configs, _: Operator,
+                   chat: Annotated[ChatService, Depends(provide(ChatService))],
+                   config_id: ConfigId = None) -> SessionView:
+    """A chat session whose turns use the chosen configuration (the public turn, cancel and
+    tool-output routes drive it, on this worker); its calls are recorded as playground."""
+    route = await _route(configs, config_id, "chat")
+    return chat.create_session(body, PLAYGROUND, route)

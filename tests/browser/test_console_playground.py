@@ -74,10 +74,31 @@ def test_the_playground_tries_another_configuration_in_both_languages(
             tier="nlu", model=model, name="pg-candidate", base_url=emulator.base_url("vllm")))
         assert r.status_code == 201, r.text
         candidate = r.json()["id"]
+        chat_model = emulator.unique_model("qwen3.5-2b")
+        emulator.script_sync(chat_model, {"content": "您好，请问有什么可以帮您？",
+                                          "token_delay_ms": 0, "ttft_ms": 0})
+        r = admin.post("/api/admin/llm-configs", json=llm_config_body(
+            tier="chat", model=chat_model, name="pg-chat-candidate", max_tokens=200,
+            base_url=emulator.base_url("vllm")))
+        assert r.status_code == 201, r.text
+        chat_candidate = r.json()["id"]
     page.context.grant_permissions(["clipboard-read", "clipboard-write"])
     login(page, base, route="/ai/playground")
     _try_out(page, "zh", f"pg-candidate · {model}")
     shot(page, "real-10-playground-config-zh", full_page=True)
+
+    # The chat tab: a session on another chat configuration.
+    page.get_by_role("tab", name="流式对话").click()
+    panel = page.locator("[role=tabpanel]:visible")
+    panel.get_by_label("配置", exact=True).select_option(label=f"pg-chat-candidate · {chat_model}")
+    panel.get_by_role("button", name="开始会话").click()
+    panel.get_by_test_id("chat-session").filter(has_text="playground-").wait_for()
+    panel.get_by_label("你的消息").fill("你好")
+    panel.get_by_role("button", name="发送").click()
+    panel.locator("[data-testid=turn-end][data-reason=completed]").last.wait_for(timeout=30_000)
+    chats = _wait_records(base, 1, source="playground", model=chat_model)
+    assert [r["config_id"] for r in chats] == [chat_candidate], chats
+    page.get_by_role("tab", name="NLU 决策").click()
 
     page.get_by_role("button", name="English").click()
     expect(page.locator("html")).to_have_attribute("lang", "en")

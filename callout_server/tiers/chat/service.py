@@ -136,7 +136,9 @@ class ChatService:
 
     # -- sessions -------------------------------------------------------------------------
 
-    def create_session(self, req: SessionCreate, source: str = "live") -> SessionView:
+    def create_session(self, req: SessionCreate, source: str = "live",
+                       route: Route | None = None) -> SessionView:
+        """`source` and `route`: the console's playground (its configuration of choice)."""
         if req.call_id in self.sessions:
             raise SessionExists(req.call_id)
         if len(self.sessions) >= self.settings.max_sessions:
@@ -151,7 +153,8 @@ class ChatService:
         apology = self.settings.timeout_apology if req.timeout_apology is None \
             else req.timeout_apology
         session = ChatSession(req.call_id, history, tools=[t.to_request() for t in req.tools],
-                              overrides=req.overrides, apology=apology, source=source)
+                              overrides=req.overrides, apology=apology, source=source,
+                              route=route)
         self.sessions[req.call_id] = session
         self._footprints[req.call_id] = footprint
         self.held_bytes += footprint
@@ -239,7 +242,7 @@ class ChatService:
 
         def open_stream() -> PoolStream:
             # Inside the producer: a failing config lookup ends the stream with `error`.
-            route = Route.of(self._active_config())
+            route = session.route or Route.of(self._active_config())
             req = session.overrides.apply(session.history.to_messages(), tools=session.tools,
                                           default_thinking=THINKING_DEFAULT["chat"])
             if req.timeout_s is None:
@@ -267,7 +270,7 @@ class ChatService:
             session = self.sessions.get(call_id)
             if session is None:  # deleted meanwhile: the history discards the result anyway
                 raise RuntimeError("chat session closed")
-            route = Route.of(self._active_config())
+            route = session.route or Route.of(self._active_config())
             # The session's dialect switches (thinking, extra_params) apply; size and
             # temperature are the summary's own.
             req = dataclasses.replace(

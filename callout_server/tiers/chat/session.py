@@ -19,6 +19,7 @@ from typing import Any
 from callout_server.tiers.chat.history import ChatHistory
 from callout_server.tiers.chat.turn import TurnProgress, TurnRun
 from callout_server.tiers.overrides import Overrides
+from callout_server.upstream import Route
 
 # Revisions remembered per session (to tell a stale revision from a new turn); old turns
 # beyond this are forgotten so a very long call cannot grow the map without bound.
@@ -35,9 +36,11 @@ class ChatSession:
         overrides: Overrides,
         apology: str,
         source: str = "live",  # "playground": a console user's session, no live traffic
+        route: Route | None = None,  # the playground's chosen configuration; None: active
     ) -> None:
         self.call_id = call_id
         self.source = source
+        self.route = route
         self.history = history
         self.tools = tools
         self.overrides = overrides

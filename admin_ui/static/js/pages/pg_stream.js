@@ -19,6 +19,7 @@ export function renderChat(panel) {
   const output = field({ label: t("output_mode"), name: "output", value: "audio",
     options: [{ value: "audio", label: t("output_audio") }, { value: "text", label: t("output_text") }] });
   const sessionInfo = h("p", { class: "muted", role: "status", "data-testid": "chat-session" });
+  const config = configPicker("chat");
   const startBtn = h("button", { type: "button", class: "btn btn-primary", onclick: start }, t("start_session"));
   const transcript = h("ol", { class: "transcript", "aria-live": "polite", "aria-relevant": "additions text", "data-testid": "transcript" },
     h("li", { class: "transcript-empty muted" }, t("chat_empty")));
@@ -34,7 +35,7 @@ export function renderChat(panel) {
     replace(status);
     const id = `playground-${randomId(8)}`;
     try {
-      await post("/api/chat/sessions", { call_id: id, system_prompt: sys.input.value });
+      await post(`/api/admin/playground/chat/sessions${config.query()}`, { call_id: id, system_prompt: sys.input.value });
       callId = id;
       turnNo = 0;
       replace(transcript);
@@ -119,7 +120,7 @@ export function renderChat(panel) {
   }
 
   panel.append(h("div", { class: "pg-grid pg-chat" },
-    h("div", { class: "panel" }, sys.row, output.row, h("div", { class: "form-actions" }, startBtn), sessionInfo, status),
+    h("div", { class: "panel" }, sys.row, output.row, config.row, h("div", { class: "form-actions" }, startBtn), sessionInfo, status),
     h("div", { class: "panel chat-panel" }, transcript, composer)));
   return () => { inflight?.controller.abort(); };
 }
