@@ -11,9 +11,11 @@ import gc
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import FastAPI
 
+from callout_server.api.connections import CLOSING_STATE
 from callout_server.api.console import mount_console
 from callout_server.api.docs import install_docs
 from callout_server.api.edge import EdgeMiddleware
@@ -37,6 +39,7 @@ from callout_server.people.router import router as people_router
 from callout_server.services import Services
 from callout_server.tiers.chat.router import router as chat_router
 from callout_server.tiers.nlu.router import router as nlu_router
+from callout_server.tiers.playground import router as playground_router
 from callout_server.tiers.script.router import router as script_router
 
 log = logging.getLogger("callout_server")
@@ -64,7 +67,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or load_settings()
 
     @asynccontextmanager
-    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+    async def lifespan(app: FastAPI) -> AsyncIterator[dict[str, Any]]:
         services = Services(settings)
         app.state.services = services
         app.state.components = services.components
@@ -75,7 +78,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             raise
         tune_gc()
         try:
-            yield
+            # The lifespan's state: uvicorn hands it to every connection, whose shutdown()
+            # ends the open streams through `closing` (api/connections.py).
+            yield {CLOSING_STATE: services.closing}
         finally:
             # From here a line is written when it is logged: the process may be ended by
             # the signal uvicorn re-raises once this returns (see logs.py).
@@ -106,5 +111,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(evaluation_router)
     app.include_router(lexicons_router)
     app.include_router(intents_router)
+    app.include_router(playground_router)
     mount_console(app)
     return app

@@ -72,6 +72,9 @@ def _serve(args: argparse.Namespace) -> None:
         # httptools with the idle, header and connection limits (api/connections.py).
         http=uvicorn_protocol(limits),
         timeout_keep_alive=max(1, math.ceil(server.keepalive_timeout_s)),
+        # After SIGTERM: how long connections may take to finish (the streams were ended at
+        # once); those still open then (clients that do not read) are dropped.
+        timeout_graceful_shutdown=max(1, math.ceil(server.shutdown_grace_s)),
         # Off unless asked: a line per request costs latency on the dialer's hot path.
         access_log=server.access_log if args.access_log is None else args.access_log,
         # uvicorn trusts X-Forwarded-For from 127.0.0.1 by default; we trust no proxy

@@ -53,6 +53,7 @@ from callout_server.lexicons.service import LexiconService
 from callout_server.llm import LLMClient
 from callout_server.people.service import PeopleService
 from callout_server.privacy import Privacy, install
+from callout_server.streams import Closing
 from callout_server.tiers.chat.service import ChatService
 from callout_server.tiers.defaults import THINKING_DEFAULT
 from callout_server.tiers.nlu.screen import ScreenService
@@ -94,6 +95,8 @@ class Services:
         self.settings = settings
         self.components: dict[type, object] = {}
         self._stoppers: list[Callable[[], Awaitable[Any]]] = []
+        # Shutdown has begun (api/connections.py calls begin()): open streams end now.
+        self.closing = self._provide(Closing())
 
     def _provide(self, component: Any, stop: Callable[[], Awaitable[Any]] | None = None) -> Any:
         self.components[type(component)] = component
@@ -206,6 +209,7 @@ class Services:
         self.chat = self._provide(ChatService(
             ups, lambda: store.current.route_for("chat"), s.chat, self.recorder, locale,
             lexicons=lambda: store.current.section(LEXICONS)))
+        self.closing.on_begin(self.chat.end_all)  # SIGTERM: turns end `cancelled` at once
         await self.chat.start()
         self._stoppers.append(self.chat.stop)
         self._provide(UpstreamHealth(self.upstreams, self.store))

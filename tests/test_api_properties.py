@@ -43,7 +43,8 @@ pytestmark = pytest.mark.timeout(300)
 
 # Routes that call a model: a failed model call without fallback is their documented 502/504.
 MODEL_ROUTES = ("/api/nlu/decide", "/api/scripts/generate", "/api/chat/sessions/{call_id}/turns",
-                "/api/chat/sessions/{call_id}/tool-outputs", "/api/admin/llm-configs/{config_id}/test")
+                "/api/chat/sessions/{call_id}/tool-outputs", "/api/admin/llm-configs/{config_id}/test",
+                "/api/admin/playground/nlu", "/api/admin/playground/script")
 SERVICE_PREFIXES = ("/api/nlu/", "/api/chat/", "/api/scripts/")
 EXAMPLES_PER_OPERATION = 15
 # Each login verifies an argon2 hash (deliberately slow): fewer examples there.

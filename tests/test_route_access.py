@@ -78,6 +78,9 @@ ROUTES: dict[tuple[str, str], str] = {
     ("GET", "/api/admin/nlu/global-intents"): "viewer",
     ("PUT", "/api/admin/nlu/global-intents"): "operator",
     ("POST", "/api/admin/nlu/global-intents/try"): "viewer",
+    ("POST", "/api/admin/playground/nlu"): "operator",
+    ("POST", "/api/admin/playground/script"): "operator",
+    ("POST", "/api/admin/playground/chat/sessions"): "operator",
     # diagnostics
     ("GET", "/api/admin/diagnostics"): "viewer",
     ("GET", "/api/admin/diagnostics/summary"): "viewer",

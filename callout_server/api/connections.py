@@ -35,6 +35,7 @@ import orjson
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from callout_server.i18n import Locale, text
+from callout_server.streams import Closing
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +60,10 @@ def raw_response(status: int, reason: str, code: str, message: str,
             f"content-length: {len(body)}", "connection: close",
             *(f"{name}: {value}" for name, value in headers)]
     return ("\r\n".join(head) + "\r\n\r\n").encode() + body
+
+
+# The key of the lifespan state's `Closing` (app.py yields it, uvicorn passes the state on).
+CLOSING_STATE = "callout_closing"
 
 
 class GuardedHttpToolsProtocol(HttpToolsProtocol):
@@ -113,6 +118,15 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self.transport.close()  # the app's receive() now says the client is gone
 
     # -- uvicorn's protocol and parser callbacks ---------------------------------------
+    def shutdown(self) -> None:
+        """uvicorn's graceful shutdown, called on every connection once it stops accepting:
+        the worker's open streams are told first (each ends `cancelled` at once), so a
+        streaming connection completes and closes instead of holding the exit up."""
+        closing: Closing | None = self.app_state.get(CLOSING_STATE)
+        if closing is not None:
+            closing.begin()  # once per worker, whichever connection comes first
+        super().shutdown()
+
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         if len(self.connections) > self.limits.max_connections:

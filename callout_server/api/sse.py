@@ -6,14 +6,15 @@ The tiers yield `StreamEvent` values; this is the one place they become bytes.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any
 
 import orjson
 from fastapi.responses import StreamingResponse
 
-from callout_server.streams import StreamEvent
+from callout_server.streams import Closing, StreamEvent
 
 SSE_HEADERS = {
     "Cache-Control": "no-cache",
@@ -38,3 +39,38 @@ def sse_response(events: AsyncIterator[StreamEvent]) -> StreamingResponse:
     """A streamed answer; closing it (client gone) closes `events`, which stops the tier."""
     return StreamingResponse(sse_frames(events), media_type="text/event-stream",
                              headers=SSE_HEADERS)
+
+
+async def until_closing(events: AsyncIterator[StreamEvent], closing: Closing,
+                        cancelled: Callable[[], Iterable[StreamEvent]],
+                        ) -> AsyncIterator[StreamEvent]:
+    """`events`, ended at once when the worker begins to shut down: the tier's stream is
+    cancelled where it waits (its `finally` closes the upstream request and records the
+    call), and `cancelled()`'s events (the tier's `end` reason `cancelled`) are sent instead
+    of the rest. A task per event: for streams off the hot path (scripts), not chat turns,
+    which their service ends itself (`ChatService.end_all`)."""
+    stop = asyncio.ensure_future(closing.wait())
+    try:
+        async with contextlib.aclosing(events):  # type: ignore[type-var]
+            while True:
+                step = asyncio.ensure_future(anext(events))
+                try:
+                    await asyncio.wait({step, stop}, return_when=asyncio.FIRST_COMPLETED)
+                except BaseException:  # the client went away: stop the tier's stream first
+                    step.cancel()
+                    await asyncio.wait({step})
+                    raise
+                if step.done():
+                    try:
+                        event = step.result()
+                    except StopAsyncIteration:
+                        return
+                    yield event
+                    continue
+                step.cancel()
+                await asyncio.wait({step})  # the tier's stream has let go of the upstream
+                for event in cancelled():
+                    yield event
+                return
+    finally:
+        stop.cancel()

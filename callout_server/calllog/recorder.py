@@ -124,7 +124,8 @@ class DiagnosticsRecorder:
             metrics.observe(rec)
         elif rec.source == "evaluation":  # a replay is no traffic: the live series stay
             metrics.EVALUATION_CALLS.labels(rec.code).inc()  # what the dialers sent
-        # "rule": the phrase rules answered, no model call (their own counters, tiers/nlu)
+        # "rule": the phrase rules answered, no model call (their own counters, tiers/nlu);
+        # "playground": a console user's try-out, no traffic either
         if not self._queue and not self._in_flight:
             self._waiting_since = time.monotonic()  # nothing was waiting until now
         elif len(self._queue) >= self._queue_size:

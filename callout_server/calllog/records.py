@@ -128,7 +128,10 @@ class CallRecord:
     reason: str | None = None
     reason_args: dict[str, Any] | None = None
     detail: str | None = None
-    source: str = "live"  # "evaluation": a shadow evaluation's replay, never live traffic
+    # "evaluation": a shadow evaluation's replay; "playground": a console user's try-out;
+    # "rule": the phrase rules answered (no model call). None of them is live traffic
+    # (summary, metrics) and none keeps NLU inputs to replay.
+    source: str = "live"
     # What redaction replaced ({kind: count}), set by the writer once it has redacted the
     # record (redact.py); None until then, and with `[privacy] redact = false`.
     redacted: dict[str, int] | None = None

@@ -64,7 +64,7 @@ def _percentiles(values: list[float]) -> dict[str, float | None]:
 async def summary(session: AsyncSession, since: datetime) -> dict[str, Any]:
     """Counts per tier and code, latency and time-to-first-token percentiles per tier.
 
-    Live traffic only: a shadow evaluation's replays (`source = 'evaluation'`) are left out.
+    Live traffic only: shadow evaluation replays and playground try-outs are left out.
     `latency_ms` is every call's; `completed_latency_ms` leaves out the cancelled ones (a
     chat turn stopped by a barge-in lasted as long as the customer let it, which says
     nothing about the model), counted apart in `cancelled`.

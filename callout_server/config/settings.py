@@ -74,6 +74,9 @@ class ServerSettings(Section):
     # fe80::/10, 100.100.100.200, fd00:ec2::254, metadata.google.internal ...): only a lab
     # that serves a model there needs it (llm/targets.py).
     allow_metadata_upstreams: bool = False
+    # SIGTERM: streams end `cancelled` at once; connections whose clients do not read them
+    # out are waited for this long, then dropped, and the worker exits (docs/chat.md).
+    shutdown_grace_s: float = Field(5.0, ge=1, le=600)  # whole seconds (uvicorn)
     log_format: Literal["text", "json"] = "text"  # json: one JSON object per log line
     access_log: bool = False  # a line per request (uvicorn's); off: it costs the hot path
     # Levels by logger name (`{"sqlalchemy.engine" = "info"}`): the only way the database and
@@ -146,6 +149,9 @@ class ChatSettings(Section):
     read_timeout_s: float = Field(8.0, gt=0)
     total_timeout_s: float = Field(60.0, gt=0)
     timeout_apology: str = "不好意思，我这边刚才没听清，您能再说一遍吗？"
+    # Text a turn holds for a reader that has not taken it yet (tiers/chat/outbox.py); past
+    # it the reader is a slow consumer: the turn ends `error` `slow_consumer`.
+    max_unread_bytes: int = Field(256 * 1024, ge=1024)
 
 
 class DiagnosticsSettings(Section):
@@ -288,6 +294,7 @@ ENV_OVERRIDES: dict[str, tuple[str, str]] = {
     "CALLOUT_HEADER_TIMEOUT_S": ("server", "header_timeout_s"),
     "CALLOUT_BODY_TIMEOUT_S": ("server", "body_timeout_s"),
     "CALLOUT_MAX_CONNECTIONS": ("server", "max_connections"),
+    "CALLOUT_SHUTDOWN_GRACE_S": ("server", "shutdown_grace_s"),
     "CALLOUT_AUDIT_RETENTION_DAYS": ("audit", "retention_days"),
     "CALLOUT_GLOBAL_INTENTS_ENABLED": ("global_intents", "enabled"),
     "CALLOUT_PRIVACY_REDACT": ("privacy", "redact"),

@@ -132,6 +132,9 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "this worker already holds {limit} bytes of session prompts and tools "
         "([chat] max_sessions_bytes); end finished calls with DELETE, or add workers"),
     "chat_internal_error": ("对话服务内部错误，本轮回复已结束", "internal error in the chat service"),
+    "chat_slow_consumer": ("客户端读取太慢，本轮回复已结束（未读内容超过 [chat] max_unread_bytes）",
+                           "the client read too slowly: this turn was ended (unread text "
+                           "passed [chat] max_unread_bytes)"),
     # -- scripts --------------------------------------------------------------------------
     "draft_not_saved": ("草稿未能保存", "the draft could not be saved"),
     "draft_not_found": ("话术草稿 {draft_id} 不存在", "script draft {draft_id} not found"),
@@ -216,6 +219,9 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "evaluation_not_running": ("评估 {evaluation_id} 没有在运行（状态：{status}）",
                                "evaluation {evaluation_id} is not running (it is {status})"),
     "unknown_candidate": ("没有模型配置 {candidate_id}", "no model configuration {candidate_id}"),
+    "playground_wrong_tier": ("配置 {config_id} 属于 {tier} 层级，不能在 {wanted} 试用台中使用",
+                              "configuration {config_id} is a {tier} configuration, not one "
+                              "for the {wanted} playground"),
     "candidate_wrong_tier": ("配置 {candidate_id} 属于 {tier} 层级；只有意图识别配置可以用意图识别流量评估",
                              "configuration {candidate_id} is a {tier} configuration; only nlu "
                              "configurations can be evaluated against NLU traffic"),

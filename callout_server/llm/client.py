@@ -42,6 +42,7 @@ from callout_server.llm.config import LLMConfig
 from callout_server.llm.diagnostics import Diagnostic
 from callout_server.llm.errors import LLMCallError
 from callout_server.llm.events import Finish, ToolCall, Usage
+from callout_server.llm.key_echo import clean_text
 from callout_server.llm.request import LLMRequest
 from callout_server.llm.request_body import build_request
 from callout_server.llm.stream import LLMStream
@@ -216,8 +217,8 @@ class LLMClient:
                 extra={"model": cfg.model, "latency_ms": latency_ms, "finish": finish.reason},
             )
         return Completion(
-            text=answer.text,
-            reasoning=answer.reasoning,
+            text=clean_text(answer.text, key),  # a key the vendor wrote back: **** (key_echo)
+            reasoning=clean_text(answer.reasoning, key),
             tool_calls=answer.tool_calls,
             usage=answer.usage or Usage(),
             finish_reason=finish.reason,

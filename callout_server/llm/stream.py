@@ -40,6 +40,7 @@ from callout_server.llm.answer import Answer
 from callout_server.llm.diagnostics import Diagnostic, Locale
 from callout_server.llm.errors import LLMCallError
 from callout_server.llm.events import Event, Finish, ToolCall, Usage
+from callout_server.llm.key_echo import AnswerEcho
 from callout_server.llm.sse import MAX_LINE_BYTES, SSEEvent, SSELineTooLong, SSEParser
 from callout_server.llm.transport import (
     ERROR_BODY_LIMIT,
@@ -84,6 +85,8 @@ class LLMStream:
         self._url = built.url
         self._body = built.body
         self._key = cfg.api_key  # used for the header and for scrubbing; never shown
+        # The key written back by the vendor is cleaned out of the answer (key_echo.py).
+        self._echo = AnswerEcho(self._key) if self._key else None
         self._locale = locale
         self._total_s = total_timeout_s
         self._ttft_s = ttft_timeout_s
@@ -148,24 +151,39 @@ class LLMStream:
         return self
 
     async def __anext__(self) -> Event:
-        if self._queue:
-            return self._deliver(self._queue.popleft())
-        if self._done:
-            raise StopAsyncIteration
-        try:
-            await self._fill()
-        except LLMCallError as exc:
-            self.diagnostic = exc.diagnostic
-            await self._end()
-            raise
-        except BaseException:  # cancellation (barge-in) or a bug: never leave the socket open
-            await self._end()
-            raise
-        if self._done:
-            await self._release()  # hand the connection back before the caller dawdles
-        if self._queue:
-            return self._deliver(self._queue.popleft())
-        raise StopAsyncIteration
+        while True:
+            if not self._queue:
+                if self._done:
+                    raise StopAsyncIteration
+                try:
+                    await self._fill()
+                except LLMCallError as exc:
+                    self.diagnostic = exc.diagnostic
+                    await self._end()
+                    raise
+                except BaseException:  # cancellation (barge-in) or a bug: never leave the socket open
+                    await self._end()
+                    raise
+                if self._done:
+                    await self._release()  # hand the connection back before the caller dawdles
+                if not self._queue:
+                    raise StopAsyncIteration
+            event = self._without_key(self._queue.popleft())
+            if event is not None:
+                return self._deliver(event)
+
+    def _without_key(self, event: Event) -> Event | None:
+        """The event as its consumer may see it: no trace of the key (key_echo.py)."""
+        if self._echo is None:
+            return event
+        if isinstance(event, Finish):
+            held = self._echo.held()  # the text held back, before the end
+            if held:
+                self._queue.appendleft(event)
+                self._queue.extendleft(reversed(held[1:]))
+                return held[0]
+            return event
+        return self._echo.event(event)
 
     def _deliver(self, event: Event) -> Event:
         """Hand one event to the consumer; the answer is what was handed over."""

@@ -298,12 +298,17 @@ def test_playground_nlu_and_streamed_chat_with_cancel(page: Any, console_server:
     page.wait_for_url("**#/ai/scripts?id=*")
     expect(page.get_by_test_id("draft-script")).to_contain_text("【")
 
-    # The chat card counts the barge-in apart, with time to first token beside the latency.
+    # The playground's turns are no live traffic; the dialer's are. The chat card counts the
+    # dialer's barge-in apart, with time to first token beside the latency.
+    _dialer_chat_with_a_barge_in(console_server)
     with admin(console_server) as api:
         for _ in range(100):
-            if len(api.get("/api/admin/diagnostics", params={"tier": "chat"}).json()["items"]) >= 2:
+            if len(api.get("/api/admin/diagnostics", params={"tier": "chat", "source": "live"})
+                   .json()["items"]) >= 2:
                 break
             time.sleep(0.1)
+        played = api.get("/api/admin/diagnostics", params={"tier": "chat", "source": "playground"})
+        assert len(played.json()["items"]) >= 2, played.text  # the console's turns above
     page.goto(f"{console_server}/admin#/ai/diagnostics")
     chat = page.get_by_test_id("diag-summary").locator("[data-tier=chat]")
     expect(chat.get_by_test_id("summary-cancelled")).to_have_text("其中 1 次被打断")
@@ -312,6 +317,23 @@ def test_playground_nlu_and_streamed_chat_with_cancel(page: Any, console_server:
     origin = urlparse(console_server).netloc
     assert all(urlparse(u).netloc == origin for u in requests if u.startswith("http")), "nothing leaves the server"
     assert not page.errors, page.errors
+
+
+def _dialer_chat_with_a_barge_in(base: str) -> None:
+    """A dialer's two turns (service token): one heard to its end, one cut by `cancel`."""
+    with httpx.Client(base_url=base, headers=SERVICE_HEADERS, timeout=30) as svc:
+        r = svc.post("/api/chat/sessions", json={"call_id": "dialer-1", "system_prompt": "你是客服"})
+        assert r.status_code == 201, r.text
+        r = svc.post("/api/chat/sessions/dialer-1/turns", json={"turn_id": "t1", "text": "你好"})
+        assert '"reason":"completed"' in r.text, r.text
+        with svc.stream("POST", "/api/chat/sessions/dialer-1/turns",
+                        json={"turn_id": "t2", "text": "再说一遍", "output": "text"}) as turn:
+            lines = turn.iter_lines()
+            for line in lines:
+                if '"text_delta"' in line:
+                    break
+            assert svc.post("/api/chat/sessions/dialer-1/cancel").status_code == 204
+            assert any('"reason":"cancelled"' in line for line in lines)
 
 
 def test_console_details_for_a_first_time_operator(page: Any, console_server: str, emulator: Any) -> None:

@@ -46,8 +46,9 @@ def _stream(run: TurnRun) -> StreamingResponse:
 
 @router.post("", status_code=201,
              responses={401: {}, 409: {"description": "`session_exists`"}, 422: {}})
-async def create_session(body: SessionCreate, chat: Chat, _: Caller) -> SessionView:
-    return chat.create_session(body)
+async def create_session(body: SessionCreate, chat: Chat, who: Caller) -> SessionView:
+    # A console user's session is the playground's: its calls are no live traffic.
+    return chat.create_session(body, "playground" if who.via == "session" else "live")
 
 
 @router.post("/{call_id}/turns", response_class=StreamingResponse,

@@ -104,6 +104,12 @@ class ChatService:
             self._drop(call_id)
         await self.drain(STOP_GRACE_S)
 
+    def end_all(self) -> None:
+        """Shutdown has begun: every turn in flight ends now (`end` reason `cancelled`, the
+        upstream request closed); the sessions stay until `stop()`."""
+        for session in list(self.sessions.values()):
+            self._track(session.stop_run("cancelled"))
+
     async def drain(self, timeout_s: float = STOP_GRACE_S) -> None:
         """Wait (bounded) until stopped runs have closed their upstream requests."""
         tasks = {r.task for r in self._stopping if r.task is not None and not r.task.done()}
@@ -136,7 +142,9 @@ class ChatService:
 
     # -- sessions -------------------------------------------------------------------------
 
-    def create_session(self, req: SessionCreate) -> SessionView:
+    def create_session(self, req: SessionCreate, source: str = "live",
+                       route: Route | None = None) -> SessionView:
+        """`source` and `route`: the console's playground (its configuration of choice)."""
         if req.call_id in self.sessions:
             raise SessionExists(req.call_id)
         if len(self.sessions) >= self.settings.max_sessions:
@@ -154,7 +162,8 @@ class ChatService:
         apology = self.settings.timeout_apology if req.timeout_apology is None \
             else req.timeout_apology
         session = ChatSession(req.call_id, history, tools=[t.to_request() for t in req.tools],
-                              overrides=req.overrides, apology=apology,
+                              overrides=req.overrides, apology=apology, source=source,
+                              route=route,
                               guard=SpeechGuard(req.guard, self._lexicons) if req.guard else None,
                               filler=FillerPlan(req.filler) if req.filler else None)
         self.sessions[req.call_id] = session
@@ -253,7 +262,7 @@ class ChatService:
 
         def open_stream() -> PoolStream:
             # Inside the producer: a failing config lookup ends the stream with `error`.
-            route = Route.of(self._active_config())
+            route = session.route or Route.of(self._active_config())
             req = session.overrides.apply(session.history.to_messages(), tools=session.tools,
                                           default_thinking=THINKING_DEFAULT["chat"])
             if req.timeout_s is None:
@@ -265,11 +274,12 @@ class ChatService:
         run = TurnRun(
             session.history, call_id=session.call_id, turn_id=turn_id, output=output,
             progress=session.progress_of(turn_id), open_stream=open_stream,
-            record=lambda report: self._record(report, session.call_id),
+            record=lambda report: self._record(report, session.call_id, source=session.source),
             on_tool_call=session.note_tool_call, on_end=session.release,
             batch_sentences=settings.batch_sentences,
             first_clause_min_chars=settings.first_clause_min_chars, apology=session.apology,
-            locale=current(self._locale), guard=session.guard, filler=session.filler)
+            locale=current(self._locale), guard=session.guard, filler=session.filler,
+            max_unread_bytes=settings.max_unread_bytes)
         session.attach(run)
         run.start()
         return run
@@ -281,7 +291,7 @@ class ChatService:
             session = self.sessions.get(call_id)
             if session is None:  # deleted meanwhile: the history discards the result anyway
                 raise RuntimeError("chat session closed")
-            route = Route.of(self._active_config())
+            route = session.route or Route.of(self._active_config())
             # The session's dialect switches (thinking, extra_params) apply; size and
             # temperature are the summary's own.
             req = dataclasses.replace(
@@ -307,5 +317,10 @@ class ChatService:
 
         return summarise
 
-    def _record(self, report: CallReport, call_id: str, node_id: str | None = None) -> None:
-        record_call(self._recorder, report, "chat", call_id=call_id, node_id=node_id)
+    def _record(self, report: CallReport, call_id: str, node_id: str | None = None,
+                source: str | None = None) -> None:
+        if source is None:  # the session's, while it is there (a compaction's)
+            session = self.sessions.get(call_id)
+            source = session.source if session is not None else "live"
+        record_call(self._recorder, report, "chat", call_id=call_id, node_id=node_id,
+                    source=source)

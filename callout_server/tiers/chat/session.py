@@ -21,6 +21,7 @@ from callout_server.tiers.chat.guard import SpeechGuard
 from callout_server.tiers.chat.history import ChatHistory
 from callout_server.tiers.chat.turn import TurnProgress, TurnRun
 from callout_server.tiers.overrides import Overrides
+from callout_server.upstream import Route
 
 # Revisions remembered per session (to tell a stale revision from a new turn); old turns
 # beyond this are forgotten so a very long call cannot grow the map without bound.
@@ -38,8 +39,12 @@ class ChatSession:
         apology: str,
         guard: SpeechGuard | None = None,
         filler: FillerPlan | None = None,
+        source: str = "live",  # "playground": a console user's session, no live traffic
+        route: Route | None = None,  # the playground's chosen configuration; None: active
     ) -> None:
         self.call_id = call_id
+        self.source = source
+        self.route = route
         self.history = history
         self.tools = tools
         self.overrides = overrides

@@ -4,7 +4,9 @@
     async for frame in run.events(): ...          # SSE bytes, the last one is `end`
     run.stop("cancelled" | "superseded")          # barge-in, from any request handler
 
-Why a producer task and a queue rather than generating inside the HTTP generator: barge-in
+Why a producer task and a queue (`Outbox`, bounded: a reader that falls behind past
+`[chat] max_unread_bytes` ends the turn `error` `slow_consumer`) rather than generating
+inside the HTTP generator: barge-in
 arrives on *another* request. `stop()` runs there, synchronously: it settles the history,
 puts the one `end` event on the queue and only then cancels the producer, whose
 `async with stream` closes the upstream response on the way out. The caller therefore hears
@@ -60,6 +62,7 @@ from callout_server.streams import StreamEvent
 from callout_server.tiers.chat.filler import FillerPlan
 from callout_server.tiers.chat.guard import SpeechGuard
 from callout_server.tiers.chat.history import ChatHistory
+from callout_server.tiers.chat.outbox import SLOW_CONSUMER, Outbox
 from callout_server.tiers.errors import TIMEOUT_CODES
 from callout_server.upstream import CallReport, PoolStream
 
@@ -101,6 +104,7 @@ class TurnRun:
         locale: Locale = "zh",  # the caller's: the language of the `end` event's error
         guard: SpeechGuard | None = None,
         filler: FillerPlan | None = None,
+        max_unread_bytes: int = 256 * 1024,  # [chat] max_unread_bytes (outbox.py)
     ) -> None:
         self.history = history
         self.call_id = call_id
@@ -127,10 +131,11 @@ class TurnRun:
         self._filler = filler if output == "audio" else None
         self._filler_timer: asyncio.TimerHandle | None = None
         self._said = False  # this run has sent a sentence (a filler is then too late)
-        self._queue: asyncio.Queue[StreamEvent | None] = asyncio.Queue()
+        self._outbox = Outbox(max_unread_bytes)
         self._stream: PoolStream | None = None
         self._mark = 0  # where the current segment starts in the stream's text
         self._sentences: list[str] = []  # audio: the sentences sent in the current segment
+        self._refused = 0  # text: characters of the delta a slow reader had no room for
         self._finish_event: Finish | None = None
         self.done = False
         self.reason: str | None = None
@@ -162,7 +167,7 @@ class TurnRun:
         cancelled), which closes the upstream request: nobody would hear the rest."""
         try:
             while True:
-                event = await self._queue.get()
+                event = await self._outbox.get()
                 if event is None:
                     return
                 yield event
@@ -179,9 +184,10 @@ class TurnRun:
             async with stream:
                 async for event in stream:
                     self._on_event(event)
-                    if self.done:  # the guard ended the turn: close the model's stream now
+                    if self.done:  # the guard ended the turn, or a slow consumer: leaving
+                        diagnostic = Diagnostic.make("cancelled", self._locale)  # closes upstream
                         break
-            diagnostic = self._complete()
+            diagnostic = self._complete() or diagnostic
         except asyncio.CancelledError:
             # stop() has normally settled everything; a cancellation from elsewhere (shutdown)
             # is treated the same. We own this task, so the cancellation ends here.
@@ -298,8 +304,9 @@ class TurnRun:
 
     def _sent(self) -> str:
         """What the caller got in the current segment."""
-        if self._batcher is None:
-            return self._segment()  # text mode forwards every delta as it comes
+        if self._batcher is None:  # text mode forwards every delta as it comes
+            segment = self._segment()
+            return segment[:len(segment) - self._refused]
         if self.output != "audio":
             return "".join(self._sentences)  # guarded text: the deltas sent
         return join_sentences(self._sentences)
@@ -325,23 +332,42 @@ class TurnRun:
             return
         last = self._sentences[-1] if self._sentences else ""
         chunk = join_sentences((last, chunk))[len(last):]  # a space between Latin sentences
-        self._sentences.append(chunk)
-        self._send_text(chunk)
+        if self._send_text(chunk):
+            self._sentences.append(chunk)
 
     def _send_sentence(self, text: str) -> None:
-        self._said = True
-        self._sentences.append(text)
         progress = self.progress
-        progress.spoke = True
-        self._put("sentence", {"turn_id": self.turn_id, "index": progress.index, "text": text})
-        progress.index += 1
+        if self._put("sentence", {"turn_id": self.turn_id, "index": progress.index,
+                                  "text": text}):
+            self._said = True
+            self._sentences.append(text)
+            progress.spoke = True
+            progress.index += 1
 
-    def _send_text(self, text: str) -> None:
-        self.progress.spoke = True
-        self._put("text_delta", {"turn_id": self.turn_id, "text": text})
+    def _send_text(self, text: str) -> bool:
+        if self._put("text_delta", {"turn_id": self.turn_id, "text": text}):
+            self.progress.spoke = True
+            return True
+        self._refused = len(text)  # the tail of the stream's text that was never sent
+        return False
 
-    def _put(self, name: str, data: dict[str, Any]) -> None:
-        self._queue.put_nowait(StreamEvent(name, data))
+    def _put(self, name: str, data: dict[str, Any]) -> bool:
+        """Hand an event to the reader; one too far behind ends the turn (False)."""
+        if self._outbox.put(StreamEvent(name, data)):
+            return True
+        self._slow_consumer()
+        return False
+
+    def _slow_consumer(self) -> None:
+        log.warning("chat reader too slow: turn ended", extra={
+            "call_id": self.call_id, "unread_bytes": self._outbox.pending_bytes})
+        self._finish("error", interrupted=True,
+                     error={"code": SLOW_CONSUMER, "message": text("chat_slow_consumer",
+                                                                   self._locale)})
+        # Inside the producer the loop sees `done` and leaves; elsewhere, stop the producer.
+        task = self.task
+        if task is not None and task is not asyncio.current_task() and not task.done():
+            task.cancel()
 
     def _finish(self, reason: str, *, interrupted: bool,
                 error: dict[str, str] | None = None) -> None:
@@ -362,7 +388,9 @@ class TurnRun:
             self._sentences.clear()
             self._on_end(self)
             usage = self._stream.usage if self._stream is not None else None
+            end = StreamEvent("end", {"turn_id": self.turn_id, "reason": reason,
+                                      "error": error})
             if usage is not None:
-                self._put("usage", usage.to_dict())
-            self._put("end", {"turn_id": self.turn_id, "reason": reason, "error": error})
-            self._queue.put_nowait(None)
+                self._outbox.close(StreamEvent("usage", usage.to_dict()), end)
+            else:
+                self._outbox.close(end)

@@ -73,22 +73,27 @@ class NluService:
         self._locale = locale
         self._global_intents = global_intents  # the snapshot's section: memory only
 
-    async def decide(self, req: DecideRequest, *, received_at: float | None = None) -> Decision:
+    async def decide(self, req: DecideRequest, *, received_at: float | None = None,
+                     route: Route | None = None, source: str = "live") -> Decision:
         """`received_at`: `time.perf_counter()` when the request arrived; `deadline_ms` counts
-        from there (a request that waited past it gets no model call).
+        from there (a request that waited past it gets no model call). The console's
+        playground names its own `route` (any configuration of the tier) and `source`
+        ("playground": no live traffic, its inputs never kept, so never replayed).
 
         The global intents first (tiers/nlu/global_intents.py): a phrase rule that hits
         answers at once, without a model call."""
+        live = source == "live"
         intents = in_play(req, self._global_intents())
         hit = rule_hit(req, intents)
         if hit is not None:
             assert intents is not None
-            return self._rule_decision(req, intents, hit, received_at)
-        outcome = await self._decide(req, Route.of(self._active_config()), "live", received_at,
-                                     intents)
-        metrics.counted(outcome.decision.fallback if outcome.decision else None)
-        if outcome.decision is not None and outcome.decision.global_intent is not None:
-            metrics.global_intent(outcome.decision.global_intent.name, req.node_id, "model")
+            return self._rule_decision(req, intents, hit, received_at, live=live)
+        outcome = await self._decide(req, route or Route.of(self._active_config()), source,
+                                     received_at, intents)
+        if live:
+            metrics.counted(outcome.decision.fallback if outcome.decision else None)
+            if outcome.decision is not None and outcome.decision.global_intent is not None:
+                metrics.global_intent(outcome.decision.global_intent.name, req.node_id, "model")
         if outcome.decision is None:
             assert outcome.diagnostic is not None
             raise ModelCallFailed(outcome.diagnostic)
@@ -106,15 +111,17 @@ class NluService:
                                   in_play(req, self._global_intents()))
 
     def _rule_decision(self, req: DecideRequest, intents: CompiledIntents, hit: IntentHit,
-                       received_at: float | None) -> Decision:
-        """A global intent's phrase said: answered now, recorded as the rules' decision."""
+                       received_at: float | None, *, live: bool = True) -> Decision:
+        """A global intent's phrase said: answered now, recorded as the rules' decision
+        (live traffic only: a playground try-out is neither recorded nor counted)."""
         started = time.perf_counter() if received_at is None else received_at
         latency = (time.perf_counter() - started) * 1000
-        record_rule(self._recorder, "nlu", f"global_intent.{hit.intent}", call_id=req.call_id,
-                    node_id=req.node_id, latency_ms=round(latency, 3),
-                    args={"intent": hit.intent, "phrase": hit.phrase})
-        metrics.counted(False, rule=True)
-        metrics.global_intent(hit.intent, req.node_id, "rule")
+        if live:
+            record_rule(self._recorder, "nlu", f"global_intent.{hit.intent}",
+                        call_id=req.call_id, node_id=req.node_id, latency_ms=round(latency, 3),
+                        args={"intent": hit.intent, "phrase": hit.phrase})
+            metrics.counted(False, rule=True)
+            metrics.global_intent(hit.intent, req.node_id, "rule")
         return Decision(intent=None, confidence=None, slots={s.name: None for s in req.slots},
                         fallback=False, model=None, latency_ms=round(latency), diagnostic=None,
                         global_intent=answer_of(hit.intent, intents, "rule"))

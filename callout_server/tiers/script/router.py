@@ -9,18 +9,20 @@ from fastapi.responses import StreamingResponse
 
 from callout_server.api.deps import provide
 from callout_server.api.params import BeforeId, RowId
-from callout_server.api.sse import sse_response
+from callout_server.api.sse import sse_response, until_closing
 from callout_server.auth.deps import Principal, require_role, require_service
 from callout_server.auth.roles import Role
+from callout_server.streams import Closing
 from callout_server.tiers.script.drafts import DraftStore
 from callout_server.tiers.script.schemas import Draft, DraftUpdate, GenerateRequest, GenerateResult
-from callout_server.tiers.script.service import ScriptService
+from callout_server.tiers.script.service import ScriptService, cancelled_events
 
 router = APIRouter(tags=["scripts"])
 _FAILED = {"description": "generation failed: the diagnostic is in the error body"}
 
 Scripts = Annotated[ScriptService, Depends(provide(ScriptService))]
 Drafts = Annotated[DraftStore, Depends(provide(DraftStore))]
+ShuttingDown = Annotated[Closing, Depends(provide(Closing))]
 # Viewers read drafts; operators edit them.
 Viewer = Annotated[Principal, Depends(require_role(Role.viewer))]
 Operator = Annotated[Principal, Depends(require_role(Role.operator))]
@@ -29,11 +31,12 @@ Operator = Annotated[Principal, Depends(require_role(Role.operator))]
 @router.post("/api/scripts/generate", response_model=None,
              responses={401: {}, 422: {}, 502: _FAILED, 504: _FAILED,
                         200: {"content": {"text/event-stream": {}}}})
-async def generate(body: GenerateRequest, scripts: Scripts,
+async def generate(body: GenerateRequest, scripts: Scripts, closing: ShuttingDown,
                    who: Annotated[Principal, Depends(require_service)],
                    ) -> GenerateResult | StreamingResponse:
-    if body.stream:
-        return sse_response(scripts.stream(body, who.actor))
+    if body.stream:  # at shutdown the stream ends at once, `end` reason `cancelled`
+        return sse_response(until_closing(scripts.stream(body, who.actor), closing,
+                                          cancelled_events))
     return await scripts.generate(body, who.actor)
 
 

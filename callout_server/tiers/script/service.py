@@ -57,14 +57,16 @@ class ScriptService:
         self._recorder = recorder
         self._locale = locale
 
-    async def generate(self, req: GenerateRequest, actor: Actor) -> GenerateResult:
-        route = Route.of(self._active_config())
+    async def generate(self, req: GenerateRequest, actor: Actor, *, route: Route | None = None,
+                       source: str = "live") -> GenerateResult:
+        """`route` and `source`: the console's playground (any configuration of the tier)."""
+        route = route or Route.of(self._active_config())
         try:
             served = await self._upstreams.complete(route, llm_request(req))
         except UpstreamError as exc:
-            raise ModelCallFailed(self._record(exc.report) or exc.diagnostic) from exc
+            raise ModelCallFailed(self._record(exc.report, source) or exc.diagnostic) from exc
         cfg, done = served.config, served.value
-        diagnostic = self._record(served.report)
+        diagnostic = self._record(served.report, source)
         draft_id, draft_error = None, None
         try:
             draft_id = await self._save(req, actor, cfg, done.text, done.reasoning,
@@ -79,14 +81,15 @@ class ScriptService:
                               if diagnostic else None,
                               draft_id=draft_id, draft_error=draft_error)
 
-    async def stream(self, req: GenerateRequest, actor: Actor) -> AsyncIterator[StreamEvent]:
+    async def stream(self, req: GenerateRequest, actor: Actor, *, route: Route | None = None,
+                     source: str = "live") -> AsyncIterator[StreamEvent]:
         """Events: `text_delta`… then `usage` and exactly one `end`, whatever happens.
 
         A client disconnect cancels this generator; leaving the `async with` closes the
         upstream request, so the vendor stops generating. A draft that cannot be stored
         (the database down) is said in `end` (`draft_error`), after the script it keeps.
         """
-        route = Route.of(self._active_config())
+        route = route or Route.of(self._active_config())
         pieces: list[str] = []
         reasoning: list[str] = []
         usage: dict[str, int | None] = Usage().to_dict()
@@ -109,18 +112,19 @@ class ScriptService:
                     elif isinstance(event, Finish):
                         finish = event
         except LLMCallError as exc:
-            d = self._record(upstream.report(exc.diagnostic)) or exc.diagnostic
+            d = self._record(upstream.report(exc.diagnostic), source) or exc.diagnostic
             end |= {"reason": "timeout" if d.code in TIMEOUT_CODES else "error",
                     "error": {"code": d.code, "message": d.message_in(locale)},
                     "diagnostic": d.to_dict(locale)}
         except BaseException:
             # Disconnect (cancellation) or a bug: log it, then let it propagate; a
             # disconnected client cannot receive an `end` anyway.
-            self._record(upstream.report(Diagnostic.make("cancelled", self._locale)))
+            self._record(upstream.report(Diagnostic.make("cancelled", self._locale)), source)
             raise
         else:
             cfg = upstream.config
-            diagnostic = self._record(upstream.report(finish.diagnostic if finish else None))
+            diagnostic = self._record(upstream.report(finish.diagnostic if finish else None),
+                                      source)
             script = "".join(pieces)
             if diagnostic is not None:
                 end |= {"reason": "truncated" if script else "error",
@@ -148,5 +152,13 @@ class ScriptService:
             reasoning=reasoning or None, status="complete" if complete else "truncated",
             model=model, config_id=cfg.id, **usage)
 
-    def _record(self, report: CallReport) -> Diagnostic | None:
-        return record_call(self._recorder, report, "script")
+    def _record(self, report: CallReport, source: str = "live") -> Diagnostic | None:
+        return record_call(self._recorder, report, "script", source=source)
+
+
+def cancelled_events() -> list[StreamEvent]:
+    """What a script stream ends with when the worker shuts down under it: no usage was
+    reported, nothing is saved (the vendor was cut off)."""
+    return [StreamEvent("usage", Usage().to_dict()),
+            StreamEvent("end", {"reason": "cancelled", "error": None, "diagnostic": None,
+                                "draft_id": None})]

@@ -3,6 +3,7 @@ import { post, request } from "../api.js";
 import { fmtNum, labelOf, t } from "../i18n.js";
 import { readSse } from "../sse.js";
 import { badge, diagnosticBox, errorBanner, field, h, jsonBlock, randomId, replace, setBusy } from "../ui.js";
+import { configPicker } from "./pg_tools.js";
 
 // An end reason in the console's language ("completed" -> 已完成); the reason stays in data-reason.
 const endText = (reason) => t("end_reason", { reason: labelOf("end_", reason) });
@@ -18,6 +19,7 @@ export function renderChat(panel) {
   const output = field({ label: t("output_mode"), name: "output", value: "audio",
     options: [{ value: "audio", label: t("output_audio") }, { value: "text", label: t("output_text") }] });
   const sessionInfo = h("p", { class: "muted", role: "status", "data-testid": "chat-session" });
+  const config = configPicker("chat");
   const startBtn = h("button", { type: "button", class: "btn btn-primary", onclick: start }, t("start_session"));
   const transcript = h("ol", { class: "transcript", "aria-live": "polite", "aria-relevant": "additions text", "data-testid": "transcript" },
     h("li", { class: "transcript-empty muted" }, t("chat_empty")));
@@ -33,7 +35,7 @@ export function renderChat(panel) {
     replace(status);
     const id = `playground-${randomId(8)}`;
     try {
-      await post("/api/chat/sessions", { call_id: id, system_prompt: sys.input.value });
+      await post(`/api/admin/playground/chat/sessions${config.query()}`, { call_id: id, system_prompt: sys.input.value });
       callId = id;
       turnNo = 0;
       replace(transcript);
@@ -118,7 +120,7 @@ export function renderChat(panel) {
   }
 
   panel.append(h("div", { class: "pg-grid pg-chat" },
-    h("div", { class: "panel" }, sys.row, output.row, h("div", { class: "form-actions" }, startBtn), sessionInfo, status),
+    h("div", { class: "panel" }, sys.row, output.row, config.row, h("div", { class: "form-actions" }, startBtn), sessionInfo, status),
     h("div", { class: "panel chat-panel" }, transcript, composer)));
   return () => { inflight?.controller.abort(); };
 }
@@ -135,7 +137,8 @@ export function renderScript(panel) {
   let controller = null;
   let timer = null;
 
-  const form = h("form", { class: "pg-form" }, brief.row, h("div", { class: "form-actions" }, genBtn, stopBtn));
+  const config = configPicker("script");
+  const form = h("form", { class: "pg-form" }, brief.row, config.row, h("div", { class: "form-actions" }, genBtn, stopBtn));
   stopBtn.addEventListener("click", () => controller?.abort());
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
@@ -156,7 +159,7 @@ export function renderScript(panel) {
     stopBtn.disabled = false;
     let reason = null;
     try {
-      const resp = await request("POST", "/api/scripts/generate", { body: { brief: text, stream: true }, signal: controller.signal,
+      const resp = await request("POST", `/api/admin/playground/script${config.query()}`, { body: { brief: text, stream: true }, signal: controller.signal,
         headers: { Accept: "text/event-stream" } });
       for await (const { event, data } of readSse(resp, { signal: controller.signal })) {
         const d = data && typeof data === "object" ? data : {};

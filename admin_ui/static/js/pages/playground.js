@@ -3,6 +3,7 @@ import { post } from "../api.js";
 import { t } from "../i18n.js";
 import { diagnosticBox, errorBanner, field, h, jsonBlock, nextId, pageHeader, randomId, replace, setBusy } from "../ui.js";
 import { renderChat, renderScript } from "./pg_stream.js";
+import { configPicker, contextTurns, curlButton } from "./pg_tools.js";
 
 const TABS = ["nlu", "chat", "script"];
 const SLOT_TYPES = ["string", "number", "integer", "boolean", "enum"];
@@ -57,10 +58,18 @@ function renderNlu(panel) {
   const fallback = field({ label: t("fallback_intent"), name: "fallback_intent", value: "", options: [{ value: "", label: t("fallback_none") }] });
   const utter = field({ label: t("utterance"), name: "utterance", type: "textarea", value: t("sample_utterance"), required: true, attrs: { rows: 2 } });
   const nodeId = field({ label: t("node_id"), name: "node_id", value: "playground" });
+  const config = configPicker("nlu");
+  const deadline = field({ label: t("pg_deadline"), name: "deadline_ms", type: "number", value: "",
+    hint: t("pg_deadline_hint"), attrs: { min: 50, max: 120000, step: 50, inputmode: "numeric" } });
+  const context = field({ label: t("pg_context"), name: "context", type: "textarea", value: "",
+    hint: t("pg_context_hint"), attrs: { rows: 3 } });
+  const instructions = field({ label: t("pg_instructions"), name: "instructions", type: "textarea", value: "",
+    attrs: { rows: 2 } });
   const status = h("div", { class: "form-status", role: "alert" });
   const result = h("div", { class: "result", "aria-live": "polite", "data-testid": "nlu-result" },
     h("p", { class: "empty result-empty" }, t("nlu_result_empty")));
   const submit = h("button", { type: "submit", class: "btn btn-primary" }, t("decide"));
+  const curl = curlButton("/api/nlu/decide", () => buildBody());
 
   const refreshFallback = () => {
     const cur = fallback.input.value;
@@ -103,11 +112,11 @@ function renderNlu(panel) {
       h("button", { type: "button", class: "btn btn-sm", onclick: () => addIntent("", "", true) }, `+ ${t("add_intent")}`)),
     h("fieldset", {}, h("legend", {}, t("slots")), slotRows,
       h("button", { type: "button", class: "btn btn-sm", onclick: () => addSlot("", "string", "", "", true) }, `+ ${t("add_slot")}`)),
-    utter.row, h("div", { class: "grid-2" }, fallback.row, nodeId.row), status,
-    h("div", { class: "form-actions" }, submit));
+    utter.row, h("div", { class: "grid-2" }, fallback.row, nodeId.row),
+    h("div", { class: "grid-2" }, config.row, deadline.row), context.row, instructions.row, status,
+    h("div", { class: "form-actions" }, submit, curl.button, curl.note), curl.out);
 
-  form.addEventListener("submit", async (ev) => {
-    ev.preventDefault();
+  function buildBody() {
     replace(status);
     const intents = [...intentRows.children].map((r) => ({
       name: r.querySelector("[name=intent_name]").value.trim(), description: r.querySelector("[name=intent_desc]").value.trim(),
@@ -121,15 +130,29 @@ function renderNlu(panel) {
     }).filter((x) => x.name);
     const utterance = utter.input.value.trim();
     utter.setError(utterance ? "" : t("required"));
-    if (!utterance) { utter.input.focus(); return; }
-    if (!intents.length && !slots.length) { status.textContent = t("need_intent_or_slot"); return; }
+    if (!utterance) { utter.input.focus(); return null; }
+    if (!intents.length && !slots.length) { status.textContent = t("need_intent_or_slot"); return null; }
     const body = { call_id: `playground-${randomId(6)}`, node_id: nodeId.input.value.trim() || "playground", utterance, intents, slots };
     if (fallback.input.value) body.fallback_intent = fallback.input.value;
+    const ms = parseInt(deadline.input.value, 10);
+    deadline.setError(deadline.input.value && !(ms >= 50 && ms <= 120000) ? t("pg_deadline_range") : "");
+    if (deadline.input.value && !(ms >= 50 && ms <= 120000)) { deadline.input.focus(); return null; }
+    if (ms) body.deadline_ms = ms;
+    const turns = contextTurns(context.input.value);
+    if (turns.length) body.context = turns;
+    if (instructions.input.value.trim()) body.instructions = instructions.input.value.trim();
+    return body;
+  }
+
+  form.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const body = buildBody();
+    if (!body) return;
     setBusy(submit, true, t("deciding"));
     replace(result, h("p", { class: "muted" }, t("deciding")));
     const t0 = performance.now();
     try {
-      const d = await post("/api/nlu/decide", body);
+      const d = await post(`/api/admin/playground/nlu${config.query()}`, body);
       const ms = Math.round(performance.now() - t0);
       replace(result, h("div", { class: "result-head" }, h("h3", {}, t("decision")),
         h("span", { class: "badge badge-info", "data-testid": "nlu-latency" }, t("client_latency", { ms })),
