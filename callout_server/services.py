@@ -12,6 +12,7 @@ others.
             -> call-log recorder -> diagnostics queries
             -> tiers (nlu, drafts + scripts, chat) -> health
             -> shadow evaluation (over config and the nlu tier)
+            -> canaries (their split rides on the snapshot; a monitor on every worker)
 
 The tiers read the configuration through the store on every call (`store.current`, memory
 only): an operator's save swaps the snapshot and the very next call uses it, with no query.
@@ -29,6 +30,10 @@ from callout_server.auth.service import AuthService
 from callout_server.calllog.metrics import CONFIG_GENERATION, watch_writer
 from callout_server.calllog.recorder import DiagnosticsRecorder
 from callout_server.calllog.service import DiagnosticsQueries
+from callout_server.canary.monitor import CanaryMonitor
+from callout_server.canary.service import CanaryService
+from callout_server.canary.split import CanarySplit
+from callout_server.canary.state import canary_section
 from callout_server.config.bus import ConfigSync
 from callout_server.config.drains import DRAINS, DrainService
 from callout_server.config.live import LiveWrites
@@ -75,6 +80,8 @@ class Services:
     audit: AuditLog
     people: PeopleService
     evaluations: EvaluationService
+    canaries: CanaryService
+    split: CanarySplit
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -110,6 +117,8 @@ class Services:
         await self._start_tiers()
         self.health = self._provide(HealthCheck(self.sync, self.store, self.recorder))
         await self._start_evaluations()
+        await self._canary_monitor.start()  # after the call log it reads
+        self._stoppers.append(self._canary_monitor.stop)
 
     async def _stop_llm(self) -> None:
         await self.llm.aclose()
@@ -125,7 +134,10 @@ class Services:
     async def _start_config(self) -> None:
         s = self.settings
         # Live state beside the configurations, loaded with every snapshot (config/live.py).
-        loader = SnapshotLoader(self.db, self.secrets, s.file_llm_configs, sections=[DRAINS])
+        canaries = canary_section(self.secrets)  # running canaries: the split's state
+        self.split = CanarySplit(lambda: self.store.current.section(canaries))
+        loader = SnapshotLoader(self.db, self.secrets, s.file_llm_configs,
+                                sections=[DRAINS, canaries])
         self.store = ConfigStore(loader.initial(), loader.load)
         self.store.add_listener(lambda snapshot: CONFIG_GENERATION.set(snapshot.generation))
         self.sync = ConfigSync(
@@ -139,6 +151,11 @@ class Services:
         self._provide(DrainService(self.writes, s.file_llm_configs))
         self.store.add_listener(
             lambda snapshot: self.upstreams.set_drains(snapshot.section(DRAINS)))
+        self.canaries = self._provide(CanaryService(self.writes, self.config, self.secrets))
+        self.config.add_guard(self.canaries.guard)  # no delete or re-tier of a candidate
+        self._canary_monitor = CanaryMonitor(
+            self.canaries, self.writes, lambda: self.store.current.section(canaries),
+            interval_s=s.canary.check_interval_s)
         self.tester = self._provide(ConnectionTester(self.llm, self.config, THINKING_DEFAULT))
         self._provide(ModelLister(self.config))
         await self.sync.start()
@@ -166,7 +183,8 @@ class Services:
         s, store, locale = self.settings, self.store, self.settings.server.locale
         ups = self.upstreams
         self.nlu = self._provide(NluService(
-            ups, lambda: store.current.route_for("nlu"), self.recorder, locale))
+            ups, lambda: store.current.route_for("nlu"), self.recorder, locale,
+            split=self.split.chooser("nlu")))
         self.drafts = self._provide(DraftStore(self.db))
         self.scripts = self._provide(ScriptService(
             ups, lambda: store.current.route_for("script"), self.drafts, self.recorder, locale))

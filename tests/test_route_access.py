@@ -74,6 +74,11 @@ ROUTES: dict[tuple[str, str], str] = {
     ("GET", "/api/admin/evaluations/{evaluation_id}"): "viewer",
     ("GET", "/api/admin/evaluations/{evaluation_id}/disagreements"): "viewer",
     ("POST", "/api/admin/evaluations/{evaluation_id}/cancel"): "operator",
+    ("POST", "/api/admin/canaries"): "operator",
+    ("GET", "/api/admin/canaries"): "viewer",
+    ("GET", "/api/admin/canaries/{canary_id}"): "viewer",
+    ("POST", "/api/admin/canaries/{canary_id}/promote"): "operator",
+    ("POST", "/api/admin/canaries/{canary_id}/stop"): "operator",
     # diagnostics
     ("GET", "/api/admin/diagnostics"): "viewer",
     ("GET", "/api/admin/diagnostics/summary"): "viewer",

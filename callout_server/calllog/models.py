@@ -47,11 +47,15 @@ class LLMCallLog(Base):
     attempts: Mapped[int | None] = mapped_column(Integer)
     # "live", or "evaluation" for a shadow evaluation's replay (never counted as traffic).
     source: Mapped[str] = mapped_column(String(16), nullable=False, server_default="live")
+    # The side of a running canary the call was on ("active" | "canary"), migration
+    # 0014_canaries; NULL: no canary ran on its tier.
+    variant: Mapped[str | None] = mapped_column(String(16))
 
     __table_args__ = (
         Index("ix_llm_call_logs_at", "at"),
         Index("ix_llm_call_logs_tier_code_id", "tier", "code", "id"),
         Index("ix_llm_call_logs_call_id", "call_id"),
+        Index("ix_llm_call_logs_tier_variant_at", "tier", "variant", "at"),
     )
 
 

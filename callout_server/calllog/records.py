@@ -107,6 +107,7 @@ class CallRecord:
     reason_args: dict[str, Any] | None = None
     detail: str | None = None
     source: str = "live"  # "evaluation": a shadow evaluation's replay, never live traffic
+    variant: str | None = None  # "active" | "canary" while a canary runs on the tier
     # An NLU decision's inputs, on its last attempt's record (not a column: a row of
     # `nlu_call_inputs` written in the same transaction; see inputs.py)
     inputs: NluInputs | None = None

@@ -88,7 +88,8 @@ def to_record(report: CallReport, tier: str, *, call_id: str | None = None,
         config_id=cfg.id, finish_reason=report.finish_reason,
         latency_ms=round(report.latency_ms, 1), ttft_ms=report.ttft_ms,
         max_tokens=report.max_tokens, call_id=call_id, node_id=node_id,
-        endpoint=report.endpoint, attempts=report.attempts, source=source, inputs=inputs)
+        endpoint=report.endpoint, attempts=report.attempts, source=source, inputs=inputs,
+        variant=report.variant)
     if d is not None:
         rec.reason, rec.detail, rec.status = d.reason, d.detail, d.status
         rec.reason_args = dict(d.args) if d.args else None

@@ -175,6 +175,11 @@ class EvaluationSettings(Section):
     busy_lag_ms: float = Field(10.0, gt=0, le=1000)
 
 
+class CanarySettings(Section):
+    # How often each worker compares a running canary's figures with its rollback limits.
+    check_interval_s: float = Field(1.0, gt=0, le=60)
+
+
 class Settings(Section):
     server: ServerSettings = Field(default_factory=ServerSettings)
     database: DatabaseSettings = Field(default_factory=DatabaseSettings)
@@ -187,6 +192,7 @@ class Settings(Section):
     audit: AuditSettings = Field(default_factory=AuditSettings)
     calllog: CalllogSettings = Field(default_factory=CalllogSettings)
     evaluation: EvaluationSettings = Field(default_factory=EvaluationSettings)
+    canary: CanarySettings = Field(default_factory=CanarySettings)
 
     @field_validator("llm", mode="before")
     @classmethod

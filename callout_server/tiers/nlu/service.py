@@ -51,16 +51,22 @@ def llm_request(req: DecideRequest) -> LLMRequest:
 class NluService:
     def __init__(self, llm: Upstreams | LLMClient,
                  active_config: Callable[[], LLMConfig | Route],
-                 recorder: Recorder = NULL_RECORDER, locale: Locale = "zh") -> None:
+                 recorder: Recorder = NULL_RECORDER, locale: Locale = "zh", *,
+                 split: Callable[[Route, str | None], Route] | None = None) -> None:
         self._upstreams = llm if isinstance(llm, Upstreams) else Upstreams(llm)
         self._active_config = active_config
+        # A running canary's split (canary/split.py): the route for this call's call_id.
+        self._split = split
         self._recorder = recorder
         self._locale = locale
 
     async def decide(self, req: DecideRequest, *, received_at: float | None = None) -> Decision:
         """`received_at`: `time.perf_counter()` when the request arrived; `deadline_ms` counts
         from there (a request that waited past it gets no model call)."""
-        outcome = await self._decide(req, Route.of(self._active_config()), "live", received_at)
+        route = Route.of(self._active_config())
+        if self._split is not None:
+            route = self._split(route, req.call_id)
+        outcome = await self._decide(req, route, "live", received_at)
         metrics.counted(outcome.decision.fallback if outcome.decision else None)
         if outcome.decision is None:
             assert outcome.diagnostic is not None
