@@ -12,6 +12,7 @@ import * as audit from "./pages/audit.js";
 import { openPasswordDialog } from "./pages/password.js";
 import * as evaluations from "./pages/evaluations.js";
 import * as scripts from "./pages/scripts.js";
+import * as canaries from "./pages/canaries.js";
 
 const DEFAULT_ROUTE = "/ai/models";
 const ROUTES = {
@@ -23,6 +24,7 @@ const ROUTES = {
   "/admin/audit": { page: audit, title: "nav_audit", need: "admin" },
   "/ai/evaluations": { page: evaluations, title: "nav_evaluations" },
   "/ai/scripts": { page: scripts, title: "nav_scripts" },
+  "/ai/canaries": { page: canaries, title: "nav_canaries" },
 };
 
 export const session = { me: null };
