@@ -26,6 +26,11 @@ measures the tier's own work alone, for a machine too busy for the figures above
 `NluService.decide()` (validation of the node, prompt, request shaping, parsing,
 classification, extraction, the call-log record) with the HTTP round trip replaced by the
 fixed answer, in CPU µs per decision, min and median of 12 batches of 3,000.
+
+    .venv/bin/python bench/bench_nlu.py --in-process --canary
+
+the same, batches with no canary and with one running (half the calls to a candidate, split
+by call_id) alternating in one run: what the split costs on the hot path.
 """
 
 from __future__ import annotations
@@ -220,16 +225,20 @@ async def main(args: argparse.Namespace) -> None:
 
 # -- the tier alone ---------------------------------------------------------------------------
 
-async def in_process() -> None:
+async def in_process(canary: bool = False) -> None:
+    """The tier's own work per decision; with `canary`, batches with no canary and batches
+    with one running (half the calls, by call_id, to a candidate) alternate in the same run."""
     import time
 
+    from callout_server.canary.split import CanarySplit, RunningCanary
     from callout_server.llm import LLMClient, LLMConfig
     from callout_server.tiers.nlu.schemas import DecideRequest
     from callout_server.tiers.nlu.service import NluService
+    from callout_server.upstream import Route
 
     class FixedAnswer(LLMClient):
-        async def _post(self, url: str, body: bytes, headers: dict[str, str], total: float
-                        ) -> tuple[int, bytes, str | None]:
+        async def _post(self, lane: object, url: str, body: bytes,  # type: ignore[override]
+                        headers: dict[str, str], total: float) -> tuple[int, bytes, str | None]:
             return 200, REPLY, None
 
     class Recorder:  # queues nothing: the record is built, as on the hot path
@@ -240,25 +249,43 @@ async def in_process() -> None:
 
     cfg = LLMConfig(tier="nlu", name="bench", base_url="http://127.0.0.1:1/v1", model=MODEL,
                     max_tokens=300, temperature=0.1)
+    candidate = LLMConfig(tier="nlu", name="candidate", base_url="http://127.0.0.1:2/v1",
+                          model=MODEL, max_tokens=300, temperature=0.1, id=2)
+    running = {"nlu": RunningCanary(id=1, tier="nlu", candidate_id=2, percent=50,
+                                    salt=secrets.token_hex(16), candidate=Route(candidate))}
     client = FixedAnswer()
-    service = NluService(client, lambda: cfg, Recorder())  # type: ignore[arg-type]
-    raw = orjson.dumps(DECIDE)
+    services = {
+        "none": NluService(client, lambda: cfg, Recorder(),  # type: ignore[arg-type]
+                           split=CanarySplit(lambda: {}).chooser("nlu")),
+        "canary": NluService(client, lambda: cfg, Recorder(),  # type: ignore[arg-type]
+                             split=CanarySplit(lambda: running).chooser("nlu")),
+    }
+    # Distinct call ids, as live traffic has: the split hashes each one.
+    bodies = [orjson.dumps({**DECIDE, "call_id": f"c-bench-{i}"}) for i in range(3000)]
 
-    async def decide() -> None:
-        decision = await service.decide(DecideRequest.model_validate_json(raw))
-        assert decision.intent == "agree" and not decision.fallback
-
-    for _ in range(2000):
-        await decide()
-    per_call: list[float] = []
-    for _ in range(12):
+    async def batch(service: NluService) -> float:
         start = time.process_time()
-        for _ in range(3000):
-            await decide()
-        per_call.append((time.process_time() - start) / 3000 * 1e6)
+        for raw in bodies:
+            decision = await service.decide(DecideRequest.model_validate_json(raw))
+            assert decision.intent == "agree" and not decision.fallback
+        return (time.process_time() - start) / len(bodies) * 1e6
+
+    variants = ("none", "canary") if canary else ("none",)
+    for name in variants:
+        await batch(services[name])  # warm-up
+    per_call: dict[str, list[float]] = {name: [] for name in variants}
+    for i in range(12):
+        order = variants if i % 2 == 0 else tuple(reversed(variants))  # no order effect
+        for name in order:
+            per_call[name].append(await batch(services[name]))
     await client.aclose()
-    print(f"NluService.decide() without I/O: min {min(per_call):.1f} µs, "
-          f"median {statistics.median(per_call):.1f} µs CPU per decision")
+    for name in variants:
+        label = {"none": "no canary", "canary": "a canary running (50%)"}[name]
+        print(f"NluService.decide() without I/O, {label}: min {min(per_call[name]):.1f} µs, "
+              f"median {statistics.median(per_call[name]):.1f} µs CPU per decision")
+    if canary:
+        ratio = statistics.median(per_call["canary"]) / statistics.median(per_call["none"])
+        print(f"canary / none (medians): {ratio:.3f}")
 
 
 if __name__ == "__main__":
@@ -270,11 +297,13 @@ if __name__ == "__main__":
     parser.add_argument("--db", choices=("postgres", "sqlite"), default="postgres")
     parser.add_argument("--in-process", action="store_true",
                         help="measure NluService.decide() alone, no HTTP")
+    parser.add_argument("--canary", action="store_true",
+                        help="with --in-process: no canary vs a canary running, same run")
     ns = parser.parse_args()
     if ns.serve:
         serve_fixed(ns.serve, REPLY)
     elif ns.in_process:
-        asyncio.run(in_process())
+        asyncio.run(in_process(ns.canary))
     else:
         import uvloop
 
