@@ -11,6 +11,8 @@ from typing import Any
 
 import httpx
 
+from callout_server.canary.figures import agreement, crossed, side
+from callout_server.canary.repository import _quantile
 from callout_server.canary.split import bucket, on_canary
 from tests.fixtures.database import ADMIN_HEADERS, llm_config_body
 from tests.fixtures.people import People
@@ -52,6 +54,29 @@ def test_the_split_is_stable_keyed_and_near_its_share() -> None:
     for percent in (1, 5, 20, 50):
         share = sum(on_canary(salt, f"c-{i}", percent * 100) for i in range(20_000)) / 20_000
         assert abs(share - percent / 100) < 0.01 + percent / 1000, (percent, share)
+
+
+def test_figures_and_the_rollback_check_are_pure() -> None:
+    canary = side({"ok": 90, "invalid_json": 6, "timeout": 3, "cancelled": 1}, 120.0, 480.0)
+    assert (canary.calls, canary.fallbacks, canary.errors) == (100, 9, 3)
+    assert (canary.fallback_rate, canary.error_rate) == (0.09, 0.03)
+    limits = {"max_fallback_rate": 0.1, "max_error_rate": 0.02, "max_p95_ms": 400.0,
+              "min_calls": 100}
+    assert crossed(limits, canary) == {"limit": "error_rate", "value": 0.03, "max": 0.02,
+                                       "calls": 100}
+    assert crossed({**limits, "max_error_rate": None}, canary)["limit"] == "p95_ms"  # type: ignore[index]
+    assert crossed({**limits, "min_calls": 101}, canary) is None  # not before the minimum
+    assert crossed({"min_calls": 1}, canary) is None  # no limit: never rolled back
+    # Same intent shares on a node: 1; disjoint: 0; a node only one side answered: left out.
+    rows = [("active", "n1", "agree", 30), ("active", "n1", "refuse", 10),
+            ("canary", "n1", "agree", 3), ("canary", "n1", "refuse", 1),
+            ("active", "n2", "agree", 5), ("canary", "n2", "refuse", 4),
+            ("canary", "n3", "agree", 7)]
+    result = agreement(rows)
+    assert (result.nodes, result.calls) == (2, 8) and result.intent == 0.5
+    # The SQLite path's percentile is PostgreSQL's percentile_cont (linear interpolation).
+    assert _quantile([1.0, 2.0, 3.0, 4.0, 5.0], 0.95) == 4.8 and _quantile([5.0], 0.5) == 5.0
+    assert _quantile([], 0.5) is None
 
 
 async def test_start_split_stop_and_what_is_refused(make_settings: Any, pg_url: str,

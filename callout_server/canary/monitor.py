@@ -42,6 +42,7 @@ class CanaryMonitor:
         self._running = running
         self.interval_s = interval_s
         self._task: asyncio.Task[None] | None = None
+        self._failing = False  # one warning per streak of failed checks, not one a second
 
     async def start(self) -> None:
         self._task = asyncio.create_task(self._watch(), name="canary-monitor")
@@ -62,8 +63,12 @@ class CanaryMonitor:
                 except asyncio.CancelledError:
                     raise
                 except Exception:  # the database down, a bug: the next round tries again
-                    log.warning("canary check failed", exc_info=True,
-                                extra={"canary_id": canary.id})
+                    if not self._failing:
+                        log.warning("canary check failed", exc_info=True,
+                                    extra={"canary_id": canary.id})
+                    self._failing = True
+                else:
+                    self._failing = False
 
     async def check(self, canary_id: int) -> bool:
         """True when this check ended the canary (rolled back)."""

@@ -28,7 +28,7 @@ class RollbackLimits(RequestModel):
 
 class CanaryCreate(RequestModel):
     candidate_id: int = Field(ge=1, le=INT4_MAX)
-    percent: float = Field(gt=0, le=100)  # kept to 0.01 (the split counts basis points)
+    percent: float = Field(ge=0.01, le=100)  # kept to 0.01 (the split counts basis points)
     rollback: RollbackLimits
 
 
