@@ -27,9 +27,15 @@ measures the tier's own work alone, for a machine too busy for the figures above
 classification, extraction, the call-log record) with the HTTP round trip replaced by the
 fixed answer, in CPU µs per decision, min and median of 12 batches of 3,000.
 
+    .venv/bin/python bench/bench_nlu.py --canary [--requests 1000 --rounds 3]
+
+adds (c): the same decisions (distinct call ids) through the server with a canary running
+(half the calls to a candidate configuration on the same upstream), started before and
+stopped after each of its batches; (b) sends the same distinct call ids with none running.
+
     .venv/bin/python bench/bench_nlu.py --in-process --canary
 
-the same, batches with no canary and with one running (half the calls to a candidate, split
+the tier alone, batches with no canary and with one running (half the calls to a candidate, split
 by call_id) alternating in one run: what the split costs on the hot path.
 """
 
@@ -37,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import os
 import secrets
 import statistics
@@ -54,6 +61,7 @@ sys.path.insert(0, str(ROOT))
 
 PG_SERVER = "postgresql+asyncpg://postgres@127.0.0.1:5432"
 SERVICE_TOKEN = "bench-service-token"
+ADMIN_TOKEN = "bench-admin-token"
 MODEL = "qwen3.5-2b"
 DECISION = {"intent": "agree", "confidence": 0.93, "slots": {"time": "明天下午三点以后"}}
 REPLY = orjson.dumps({
@@ -108,7 +116,7 @@ def start_worker(port: int, upstream: str, database_url: str, workdir: str,
         "CALLOUT_CONFIG": str(ROOT / "config.toml"),
         "CALLOUT_NLU_BASE_URL": upstream,
         "CALLOUT_SERVICE_TOKEN": SERVICE_TOKEN,
-        "CALLOUT_ADMIN_TOKEN": "bench-admin-token",
+        "CALLOUT_ADMIN_TOKEN": ADMIN_TOKEN,
         "CALLOUT_ADMIN_USER": "admin", "CALLOUT_ADMIN_PASSWORD": "bench-admin-pass",
         "CALLOUT_SECRET_KEY": "RzO0eb-wXMZ-QO0fbc3bsjBAnfDcRpmR8qhUoMrT4QA=",
     })
@@ -150,8 +158,37 @@ async def load(args: argparse.Namespace, upstream: str, worker: str, worker_pid:
     json_ct = {"content-type": "application/json"}
     bare_headers = {**json_ct, "authorization": "Bearer sk-bench"}
     decide_headers = {**json_ct, "authorization": f"Bearer {SERVICE_TOKEN}"}
+    admin_headers = {**json_ct, "authorization": f"Bearer {ADMIN_TOKEN}"}
+    # Distinct call ids, as live traffic has (the canary's split hashes each one).
+    bodies = itertools.cycle([orjson.dumps({**DECIDE, "call_id": f"c-bench-{i}"})
+                              for i in range(1000)])
     connector = aiohttp.TCPConnector(limit=0, keepalive_timeout=60)
     async with aiohttp.ClientSession(connector=connector) as http:
+        canary_id: list[int] = []
+        late = [0]  # decisions past their deadline_ms (with --canary)
+
+        async def admin(path: str, body: dict[str, object] | None = None) -> dict[str, object]:
+            async with http.post(f"{worker}{path}", data=orjson.dumps(body or {}),
+                                 headers=admin_headers) as r:
+                data = await r.read()
+            assert r.status in (200, 201), data
+            return dict(orjson.loads(data))
+
+        candidate: dict[str, object] = {}
+        if args.canary:  # the candidate: the same upstream under another configuration
+            candidate = await admin("/api/admin/llm-configs", {
+                "tier": "nlu", "name": "bench-candidate", "base_url": upstream, "model": MODEL,
+                "max_tokens": 300, "temperature": 0.1})
+
+        async def canary_on() -> None:
+            started = await admin("/api/admin/canaries", {
+                "candidate_id": candidate["id"], "percent": 50,
+                "rollback": {"min_calls": 1_000_000}})
+            canary_id.append(int(started["id"]))  # type: ignore[call-overload]
+
+        async def canary_off() -> None:
+            await admin(f"/api/admin/canaries/{canary_id.pop()}/stop")
+
         async def bare() -> None:
             async with http.post(f"{upstream}/chat/completions", data=bare_body,
                                  headers=bare_headers) as r:
@@ -159,14 +196,20 @@ async def load(args: argparse.Namespace, upstream: str, worker: str, worker_pid:
             assert r.status == 200 and orjson.loads(data)["choices"]
 
         async def through() -> None:
-            async with http.post(f"{worker}/api/nlu/decide", data=decide_body,
+            body = next(bodies) if args.canary else decide_body
+            async with http.post(f"{worker}/api/nlu/decide", data=body,
                                  headers=decide_headers) as r:
                 data = await r.read()
             assert r.status == 200, data
             got = orjson.loads(data)
+            if args.canary and got["fallback"]:  # counted, not fatal: a loaded machine is late
+                late[0] += 1
+                return
             assert got["intent"] == "agree" and not got["fallback"], got
 
         variants = {"a bare upstream": bare, "b /api/nlu/decide": through}
+        if args.canary:  # the same route, a canary running (50 %): started and stopped per batch
+            variants["c  ... canary running"] = through
         for call in variants.values():  # warm-up: connections, caches, the worker's imports
             await run_batch(call, 500, 16)
 
@@ -178,24 +221,38 @@ async def load(args: argparse.Namespace, upstream: str, worker: str, worker_pid:
             n = max(300, args.requests // 4) if inflight == 1 else args.requests
             rps: dict[str, list[float]] = {name: [] for name in variants}
             lats: dict[str, list[float]] = {name: [] for name in variants}
-            cpu = 0.0
+            cpus: dict[str, float] = {name: 0.0 for name in variants}
+            misses: dict[str, int] = {name: 0 for name in variants}
             for _ in range(args.rounds):
                 for name, call in variants.items():
+                    late[0] = 0
+                    if name.startswith("c"):
+                        await canary_on()
                     before = cpu_s(worker_pid)
                     elapsed, latencies = await run_batch(call, n, inflight)
-                    if name.startswith("b"):
-                        cpu += cpu_s(worker_pid) - before
+                    cpus[name] += cpu_s(worker_pid) - before
+                    if name.startswith("c"):
+                        await canary_off()
                     rps[name].append(n / elapsed)
                     lats[name].extend(latencies)
+                    misses[name] += late[0]
+            cpu = cpus["b /api/nlu/decide"]
             p50 = {name: statistics.median(lats[name]) for name in variants}
             p99 = {name: pct(lats[name], 0.99) for name in variants}
             for name in variants:
                 print(f"{inflight:>9} | {name:<20} | {statistics.median(rps[name]):>7.0f} | "
                       f"{p50[name]:>7.2f} | {p99[name]:>7.2f}")
-            a, b = variants
+            a, b = list(variants)[:2]
             print(f"{'':>9} | added by the worker: p50 {p50[b] - p50[a]:+.2f} ms, "
                   f"p99 {p99[b] - p99[a]:+.2f} ms; worker CPU "
                   f"{cpu * 1000 / (n * args.rounds):.2f} ms/decision")
+            if args.canary:
+                c = list(variants)[2]
+                print(f"{'':>9} | canary running: p50 {p50[c] - p50[b]:+.2f} ms, "
+                      f"p99 {p99[c] - p99[b]:+.2f} ms vs none; worker CPU "
+                      f"{cpus[c] * 1000 / (n * args.rounds):.2f} ms/decision "
+                      f"({cpus[c] / cpus[b]:.3f} x); past the deadline: "
+                      f"{misses[b]} without, {misses[c]} with")
             print("-" * 62)
         print(GOALS)
 
@@ -298,7 +355,7 @@ if __name__ == "__main__":
     parser.add_argument("--in-process", action="store_true",
                         help="measure NluService.decide() alone, no HTTP")
     parser.add_argument("--canary", action="store_true",
-                        help="with --in-process: no canary vs a canary running, same run")
+                        help="no canary vs a canary running (50 %%), in the same run")
     ns = parser.parse_args()
     if ns.serve:
         serve_fixed(ns.serve, REPLY)
