@@ -36,12 +36,24 @@ measures the tier's own work alone, for a machine too busy for the figures above
 `NluService.decide()` (validation of the node, prompt, request shaping, parsing,
 classification, extraction, the call-log record) with the HTTP round trip replaced by the
 fixed answer, in CPU µs per decision, min and median of 12 batches of 3,000.
+
+    .venv/bin/python bench/bench_nlu.py --canary [--requests 1000 --rounds 3]
+
+adds (c): the same decisions (distinct call ids) through the server with a canary running
+(half the calls to a candidate configuration on the same upstream), started before and
+stopped after each of its batches; (b) sends the same distinct call ids with none running.
+
+    .venv/bin/python bench/bench_nlu.py --in-process --canary
+
+the tier alone, batches with no canary and with one running (half the calls to a candidate, split
+by call_id) alternating in one run: what the split costs on the hot path.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import os
 import secrets
 import statistics
@@ -60,6 +72,7 @@ sys.path.insert(0, str(ROOT))
 
 PG_SERVER = "postgresql+asyncpg://postgres@127.0.0.1:5432"
 SERVICE_TOKEN = "bench-service-token"
+ADMIN_TOKEN = "bench-admin-token"
 MODEL = "qwen3.5-2b"
 DECISION = {"intent": "agree", "confidence": 0.93, "slots": {"time": "明天下午三点以后"}}
 REPLY = orjson.dumps({
@@ -114,7 +127,7 @@ def start_worker(port: int, upstream: str, database_url: str, workdir: str,
         "CALLOUT_CONFIG": str(ROOT / "config.toml"),
         "CALLOUT_NLU_BASE_URL": upstream,
         "CALLOUT_SERVICE_TOKEN": SERVICE_TOKEN,
-        "CALLOUT_ADMIN_TOKEN": "bench-admin-token",
+        "CALLOUT_ADMIN_TOKEN": ADMIN_TOKEN,
         "CALLOUT_ADMIN_USER": "admin", "CALLOUT_ADMIN_PASSWORD": "bench-admin-pass",
         "CALLOUT_SECRET_KEY": "RzO0eb-wXMZ-QO0fbc3bsjBAnfDcRpmR8qhUoMrT4QA=",
     })
@@ -160,8 +173,37 @@ async def load(args: argparse.Namespace, upstream: str, worker: str, worker_pid:
     json_ct = {"content-type": "application/json"}
     bare_headers = {**json_ct, "authorization": "Bearer sk-bench"}
     decide_headers = {**json_ct, "authorization": f"Bearer {SERVICE_TOKEN}"}
+    admin_headers = {**json_ct, "authorization": f"Bearer {ADMIN_TOKEN}"}
+    # Distinct call ids, as live traffic has (the canary's split hashes each one).
+    bodies = itertools.cycle([orjson.dumps({**DECIDE, "call_id": f"c-bench-{i}"})
+                              for i in range(1000)])
     connector = aiohttp.TCPConnector(limit=0, keepalive_timeout=60)
     async with aiohttp.ClientSession(connector=connector) as http:
+        canary_id: list[int] = []
+        late = [0]  # decisions past their deadline_ms (with --canary)
+
+        async def admin(path: str, body: dict[str, object] | None = None) -> dict[str, object]:
+            async with http.post(f"{worker}{path}", data=orjson.dumps(body or {}),
+                                 headers=admin_headers) as r:
+                data = await r.read()
+            assert r.status in (200, 201), data
+            return dict(orjson.loads(data))
+
+        candidate: dict[str, object] = {}
+        if args.canary:  # the candidate: the same upstream under another configuration
+            candidate = await admin("/api/admin/llm-configs", {
+                "tier": "nlu", "name": "bench-candidate", "base_url": upstream, "model": MODEL,
+                "max_tokens": 300, "temperature": 0.1})
+
+        async def canary_on() -> None:
+            started = await admin("/api/admin/canaries", {
+                "candidate_id": candidate["id"], "percent": 50,
+                "rollback": {"min_calls": 1_000_000}})
+            canary_id.append(int(started["id"]))  # type: ignore[call-overload]
+
+        async def canary_off() -> None:
+            await admin(f"/api/admin/canaries/{canary_id.pop()}/stop")
+
         async def bare() -> None:
             async with http.post(f"{upstream}/chat/completions", data=bare_body,
                                  headers=bare_headers) as r:
@@ -170,11 +212,15 @@ async def load(args: argparse.Namespace, upstream: str, worker: str, worker_pid:
 
         def through_at(url: str) -> Any:
             async def through() -> None:
-                async with http.post(f"{url}/api/nlu/decide", data=decide_body,
+                body = next(bodies) if args.canary else decide_body
+                async with http.post(f"{url}/api/nlu/decide", data=body,
                                      headers=decide_headers) as r:
                     data = await r.read()
                 assert r.status == 200, data
                 got = orjson.loads(data)
+                if args.canary and got["fallback"]:  # counted, not fatal: a loaded machine is late
+                    late[0] += 1
+                    return
                 assert got["intent"] == "agree" and not got["fallback"], got
             return through
 
@@ -183,6 +229,9 @@ async def load(args: argparse.Namespace, upstream: str, worker: str, worker_pid:
         if off is not None:  # --privacy: the same decisions to a worker with redact = false
             variants["c decide, redact off"] = through_at(off[0])
             pids["c decide, redact off"] = off[1]
+        if args.canary:  # the same route, a canary running (50 %): started and stopped per batch
+            variants["d decide, canary on"] = through_at(worker)
+            pids["d decide, canary on"] = worker_pid
         for call in variants.values():  # warm-up: connections, caches, the worker's imports
             await run_batch(call, 500, 16)
 
@@ -196,14 +245,21 @@ async def load(args: argparse.Namespace, upstream: str, worker: str, worker_pid:
             rps: dict[str, list[float]] = {name: [] for name in variants}
             lats: dict[str, list[float]] = {name: [] for name in variants}
             cpu = dict.fromkeys(pids, 0.0)
+            misses = dict.fromkeys(variants, 0)
             for _ in range(args.rounds):
                 for name, call in variants.items():
+                    late[0] = 0
+                    if name.startswith("d"):
+                        await canary_on()
                     before = cpu_s(pids[name]) if name in pids else 0.0
                     elapsed, latencies = await run_batch(call, n, inflight)
                     if name in pids:
                         cpu[name] += cpu_s(pids[name]) - before
+                    if name.startswith("d"):
+                        await canary_off()
                     rps[name].append(n / elapsed)
                     lats[name].extend(latencies)
+                    misses[name] += late[0]
             p50 = {name: statistics.median(lats[name]) for name in variants}
             p99 = {name: pct(lats[name], 0.99) for name in variants}
             for name in variants:
@@ -214,6 +270,12 @@ async def load(args: argparse.Namespace, upstream: str, worker: str, worker_pid:
                 print(f"{'':>9} | {b[:1]} added by the worker: p50 {p50[b] - p50[a]:+.2f} ms, "
                       f"p99 {p99[b] - p99[a]:+.2f} ms; worker CPU "
                       f"{cpu[b] * 1000 / (n * args.rounds):.2f} ms/decision")
+            if args.canary:
+                b, c = "b /api/nlu/decide", "d decide, canary on"
+                print(f"{'':>9} | canary running: p50 {p50[c] - p50[b]:+.2f} ms, "
+                      f"p99 {p99[c] - p99[b]:+.2f} ms vs none; worker CPU "
+                      f"{cpu[c] / cpu[b]:.3f} x; past the deadline: "
+                      f"{misses[b]} without, {misses[c]} with")
             print("-" * 62)
         print(GOALS)
 
@@ -253,12 +315,16 @@ async def main(args: argparse.Namespace) -> None:
 
 # -- the tier alone ---------------------------------------------------------------------------
 
-async def in_process() -> None:
+async def in_process(canary: bool = False) -> None:
+    """The tier's own work per decision; with `canary`, batches with no canary and batches
+    with one running (half the calls, by call_id, to a candidate) alternate in the same run."""
     import time
 
+    from callout_server.canary.split import CanarySplit, RunningCanary
     from callout_server.llm import LLMClient, LLMConfig
     from callout_server.tiers.nlu.schemas import DecideRequest
     from callout_server.tiers.nlu.service import NluService
+    from callout_server.upstream import Route
 
     class FixedAnswer(LLMClient):
         async def _post(self, lane: object, url: str, body: bytes,  # type: ignore[override]
@@ -276,6 +342,10 @@ async def in_process() -> None:
 
     cfg = LLMConfig(tier="nlu", name="bench", base_url="http://127.0.0.1:1/v1", model=MODEL,
                     max_tokens=300, temperature=0.1)
+    candidate = LLMConfig(tier="nlu", name="candidate", base_url="http://127.0.0.1:2/v1",
+                          model=MODEL, max_tokens=300, temperature=0.1, id=2)
+    running = {"nlu": RunningCanary(id=1, tier="nlu", candidate_id=2, percent=50,
+                                    salt=secrets.token_hex(16), candidate=Route(candidate))}
     client = FixedAnswer()
     intents = compile_intents(default_intents(), version=0)
     service = NluService(client, lambda: cfg, Recorder(),  # type: ignore[arg-type]
@@ -300,6 +370,37 @@ async def in_process() -> None:
             per_call.append((time.process_time() - start) / 3000 * 1e6)
         print(f"NluService.decide() without I/O, {name}: min {min(per_call):.1f} µs, "
               f"median {statistics.median(per_call):.1f} µs CPU per decision")
+    if canary:  # no canary vs a canary running, alternated in one run
+        services = {
+            "none": NluService(client, lambda: cfg, Recorder(),  # type: ignore[arg-type]
+                               split=CanarySplit(lambda: {}).chooser("nlu")),
+            "canary": NluService(client, lambda: cfg, Recorder(),  # type: ignore[arg-type]
+                                 split=CanarySplit(lambda: running).chooser("nlu")),
+        }
+        # Distinct call ids, as live traffic has: the split hashes each one.
+        bodies = [orjson.dumps({**DECIDE, "call_id": f"c-bench-{i}"}) for i in range(3000)]
+
+        async def batch(service: NluService) -> float:
+            start = time.process_time()
+            for raw in bodies:
+                decision = await service.decide(DecideRequest.model_validate_json(raw))
+                assert decision.intent == "agree" and not decision.fallback
+            return (time.process_time() - start) / len(bodies) * 1e6
+
+        sides = ("none", "canary")
+        for name in sides:
+            await batch(services[name])  # warm-up
+        per_side: dict[str, list[float]] = {name: [] for name in sides}
+        for i in range(12):
+            order = sides if i % 2 == 0 else tuple(reversed(sides))  # no order effect
+            for name in order:
+                per_side[name].append(await batch(services[name]))
+        for name in sides:
+            label = {"none": "no canary", "canary": "a canary running (50%)"}[name]
+            print(f"NluService.decide() without I/O, {label}: min {min(per_side[name]):.1f} µs, "
+                  f"median {statistics.median(per_side[name]):.1f} µs CPU per decision")
+        ratio = statistics.median(per_side["canary"]) / statistics.median(per_side["none"])
+        print(f"canary / none (medians): {ratio:.3f}")
     await client.aclose()
 
 
@@ -316,11 +417,13 @@ if __name__ == "__main__":
                         help="also a second worker with [privacy] redact = false, same run")
     parser.add_argument("--in-process", action="store_true",
                         help="measure NluService.decide() alone, no HTTP")
+    parser.add_argument("--canary", action="store_true",
+                        help="no canary vs a canary running (50 %%), in the same run")
     ns = parser.parse_args()
     if ns.serve:
         serve_fixed(ns.serve, REPLY)
     elif ns.in_process:
-        asyncio.run(in_process())
+        asyncio.run(in_process(ns.canary))
     else:
         import uvloop
 

@@ -26,6 +26,7 @@ from callout_server.auth.deps import authenticate
 from callout_server.auth.router import router as auth_router
 from callout_server.calllog.router import calls_router
 from callout_server.calllog.router import router as diagnostics_router
+from callout_server.canary.router import router as canary_router
 from callout_server.config.router import router as config_router
 from callout_server.config.settings import Settings, load_settings
 from callout_server.connectivity.router import router as connectivity_router
@@ -112,5 +113,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(lexicons_router)
     app.include_router(intents_router)
     app.include_router(playground_router)
+    app.include_router(canary_router)
     mount_console(app)
     return app

@@ -12,6 +12,7 @@ others.
             -> call-log recorder -> diagnostics queries
             -> tiers (nlu, drafts + scripts, chat) -> health
             -> shadow evaluation (over config and the nlu tier)
+            -> canaries (their split rides on the snapshot; a monitor on every worker)
 
 The tiers read the configuration through the store on every call (`store.current`, memory
 only): an operator's save swaps the snapshot and the very next call uses it, with no query.
@@ -30,6 +31,10 @@ from callout_server.calllog.erasure import CallErasure, load_recent
 from callout_server.calllog.metrics import CONFIG_GENERATION, watch_writer
 from callout_server.calllog.recorder import DiagnosticsRecorder
 from callout_server.calllog.service import DiagnosticsQueries
+from callout_server.canary.monitor import CanaryMonitor
+from callout_server.canary.service import CanaryService
+from callout_server.canary.split import CanarySplit
+from callout_server.canary.state import canary_section
 from callout_server.config.bus import ConfigSync
 from callout_server.config.drains import DRAINS, DrainService
 from callout_server.config.live import LiveWrites, Section
@@ -90,6 +95,8 @@ class Services:
     people: PeopleService
     evaluations: EvaluationService
     privacy: Privacy
+    canaries: CanaryService
+    split: CanarySplit
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -131,6 +138,8 @@ class Services:
         self.health = self._provide(HealthCheck(self.sync, self.store, self.recorder))
         await self._start_evaluations()
         self._start_erasure()
+        await self._canary_monitor.start()  # after the call log it reads
+        self._stoppers.append(self._canary_monitor.stop)
 
     async def _stop_llm(self) -> None:
         await self.llm.aclose()
@@ -147,8 +156,11 @@ class Services:
         s = self.settings
         # Live state beside the configurations, loaded with every snapshot (config/live.py).
         self.intents_section = intents_section(s.global_intents.defaults())
+        canaries = canary_section(self.secrets)  # running canaries: the split's state
+        self.split = CanarySplit(lambda: self.store.current.section(canaries))
         loader = SnapshotLoader(self.db, self.secrets, s.file_llm_configs,
-                                sections=[DRAINS, ERASURES, LEXICONS, self.intents_section])
+                                sections=[DRAINS, ERASURES, LEXICONS, self.intents_section,
+                                          canaries])
         self.store = ConfigStore(loader.initial(), loader.load)
         self.store.add_listener(lambda snapshot: CONFIG_GENERATION.set(snapshot.generation))
         self.sync = ConfigSync(
@@ -166,6 +178,11 @@ class Services:
         self._provide(LexiconService(self.writes, lambda: self.store.current.section(LEXICONS)))
         # Global intents: operators' list, compiled once per change, read by every decision.
         self._provide(GlobalIntentService(self.writes, self.global_intents))
+        self.canaries = self._provide(CanaryService(self.writes, self.config, self.secrets))
+        self.config.add_guard(self.canaries.guard)  # no delete or re-tier of a candidate
+        self._canary_monitor = CanaryMonitor(
+            self.canaries, self.writes, lambda: self.store.current.section(canaries),
+            interval_s=s.canary.check_interval_s)
         self.tester = self._provide(ConnectionTester(self.llm, self.config, THINKING_DEFAULT))
         self._provide(ModelLister(self.config))
         await self.sync.start()
@@ -200,7 +217,7 @@ class Services:
         ups = self.upstreams
         self.nlu = self._provide(NluService(
             ups, lambda: store.current.route_for("nlu"), self.recorder, locale,
-            self.global_intents))
+            self.global_intents, split=self.split.chooser("nlu")))
         self._provide(ScreenService(
             ups, lambda: store.current.route_for("nlu"), self.recorder, locale))
         self.drafts = self._provide(DraftStore(self.db))

@@ -81,6 +81,11 @@ ROUTES: dict[tuple[str, str], str] = {
     ("POST", "/api/admin/playground/nlu"): "operator",
     ("POST", "/api/admin/playground/script"): "operator",
     ("POST", "/api/admin/playground/chat/sessions"): "operator",
+    ("POST", "/api/admin/canaries"): "operator",
+    ("GET", "/api/admin/canaries"): "viewer",
+    ("GET", "/api/admin/canaries/{canary_id}"): "viewer",
+    ("POST", "/api/admin/canaries/{canary_id}/promote"): "operator",
+    ("POST", "/api/admin/canaries/{canary_id}/stop"): "operator",
     # diagnostics
     ("GET", "/api/admin/diagnostics"): "viewer",
     ("GET", "/api/admin/diagnostics/summary"): "viewer",

@@ -51,11 +51,15 @@ class LLMCallLog(Base):
     # redaction ran (migration 0010_privacy; docs/privacy.md).
     redacted: Mapped[dict[str, int] | None] = mapped_column(JSON().with_variant(
         postgresql.JSONB(), "postgresql"))
+    # The side of a running canary the call was on ("active" | "canary"), migration
+    # 0014_canaries; NULL: no canary ran on its tier.
+    variant: Mapped[str | None] = mapped_column(String(16))
 
     __table_args__ = (
         Index("ix_llm_call_logs_at", "at"),
         Index("ix_llm_call_logs_tier_code_id", "tier", "code", "id"),
         Index("ix_llm_call_logs_call_id", "call_id"),
+        Index("ix_llm_call_logs_tier_variant_at", "tier", "variant", "at"),
     )
 
 

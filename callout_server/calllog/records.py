@@ -135,6 +135,7 @@ class CallRecord:
     # What redaction replaced ({kind: count}), set by the writer once it has redacted the
     # record (redact.py); None until then, and with `[privacy] redact = false`.
     redacted: dict[str, int] | None = None
+    variant: str | None = None  # "active" | "canary" while a canary runs on the tier
     # An NLU decision's inputs, on its last attempt's record (not a column: a row of
     # `nlu_call_inputs` written in the same transaction; see inputs.py)
     inputs: NluInputs | None = None

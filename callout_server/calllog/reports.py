@@ -105,7 +105,7 @@ def to_record(report: CallReport, tier: str, *, call_id: str | None = None,
         latency_ms=round(report.latency_ms, 1), ttft_ms=report.ttft_ms,
         max_tokens=report.max_tokens, call_id=call_id, node_id=node_id,
         endpoint=endpoint, attempts=report.attempts, source=source,  # type: ignore[arg-type]
-        inputs=inputs, static_clean=True)
+        inputs=inputs, static_clean=True, variant=report.variant)
     if d is not None:
         rec.reason, rec.detail, rec.status = d.reason, d.detail, d.status
         rec.reason_args = dict(d.args) if d.args else None

@@ -22,6 +22,7 @@ RECORD_FIELDS = (
     "reasoning_tokens", "max_tokens", "status", "call_id", "node_id", "source",
     "endpoint", "attempts",  # which endpoint served the call, and the requests it took
     "redacted",  # what redaction replaced: {kind: count} (docs/privacy.md)
+    "variant",  # the side of a running canary ("active" | "canary"), else None
 )
 
 

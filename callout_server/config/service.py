@@ -11,11 +11,12 @@ The key's rules are in keys.py, the revision and audit rows in changes.py.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from callout_server.audit.trail import Actor
 from callout_server.config.changes import add_revision, audit, masked_changes, touch
@@ -57,6 +58,11 @@ from callout_server.llm import LLMConfig, TargetPolicy, mask_api_key, mask_url
 # Row fields an operator writes (api_key is handled apart: it is never diffed in clear).
 FIELDS = ROW_FIELDS
 
+# A check by a feature above this package that a configuration may be deleted ("delete")
+# or moved to another tier ("move"): it raises its own 409 `in_use` inside the write's
+# unit of work (canaries: a configuration in a running canary).
+ConfigGuard = Callable[[AsyncSession, LLMConfigRow, str], Awaitable[None]]
+
 
 class _Unchanged(Exception):
     """Raised inside a write to roll it back when there is nothing to change."""
@@ -72,6 +78,14 @@ class ConfigService:
         self.writes = writes
         self.secrets = secrets
         self.store = store
+        self._guards: list[ConfigGuard] = []
+
+    def add_guard(self, guard: ConfigGuard) -> None:
+        self._guards.append(guard)
+
+    async def _guard(self, repo: ConfigRepository, row: LLMConfigRow, doing: str) -> None:
+        for guard in self._guards:
+            await guard(repo.session, row, doing)
 
     # -- units of work (live.py: the generation first, the commit, then the publication) --
     @asynccontextmanager
@@ -216,19 +230,27 @@ class ConfigService:
                 row = await self._require(repo, config_id, for_update=True)
                 if row.is_active:
                     raise _Unchanged(self.view(row))
-                deactivated = await self._deactivate_others(repo, row.tier, row.id, actor.name,
-                                                            generation)
-                row.is_active = True
-                touch(row, actor.name)
-                await repo.flush()
-                changes = {"is_active": {"old": False, "new": True}}
-                await add_revision(repo, row, "activate", changes, actor.name, generation)
-                audit(repo, actor, "config.activate", row, changes, deactivated)
+                await self.activate_in(repo.session, row, actor, generation)
                 result = self.view(row)
         except _Unchanged as unchanged:  # already active: rolled back, nothing to publish
             return unchanged.result
         await self._committed(generation)
         return result
+
+    async def activate_in(self, session: AsyncSession, row: LLMConfigRow, actor: Actor,
+                          generation: int) -> None:
+        """Activate `row` (not active) inside a caller's unit of work (`LiveWrites.unit()`):
+        the tier's other active row deactivated, revisions and audit event written; a canary's
+        promotion ends the canary in the same transaction."""
+        repo = ConfigRepository(session)
+        deactivated = await self._deactivate_others(repo, row.tier, row.id, actor.name,
+                                                    generation)
+        row.is_active = True
+        touch(row, actor.name)
+        await repo.flush()
+        changes = {"is_active": {"old": False, "new": True}}
+        await add_revision(repo, row, "activate", changes, actor.name, generation)
+        audit(repo, actor, "config.activate", row, changes, deactivated)
 
     async def deactivate(self, config_id: int, actor: Actor) -> LLMConfigOut:
         """The tier goes back to its config.toml section; a row not active is left as it is."""
@@ -257,6 +279,7 @@ class ConfigService:
             users = await self._fallback_users(repo, row.id)
             if users:
                 raise InUse(row.id, users, "delete")
+            await self._guard(repo, row, "delete")
             changes = {f: {"old": getattr(row, f), "new": None} for f in FIELDS}
             if row.api_key_enc:
                 changes["api_key"] = {"change": "cleared"}
@@ -287,6 +310,7 @@ class ConfigService:
             users = await self._fallback_users(repo, row.id)
             if users:
                 raise InUse(row.id, users, "move")
+            await self._guard(repo, row, "move")
         ids = list(values.get("fallback_ids") or ())
         if not ids:
             return

@@ -208,6 +208,9 @@ class GlobalIntentsSettings(Section):
         if not self.enabled:
             items = tuple(replace(i, enabled=False) for i in items)
         return items
+class CanarySettings(Section):
+    # How often each worker compares a running canary's figures with its rollback limits.
+    check_interval_s: float = Field(1.0, gt=0, le=60)
 
 
 class Settings(Section):
@@ -235,6 +238,7 @@ class Settings(Section):
         return {"call_log": call_log, "nlu_inputs": nlu_inputs,
                 "evaluations": r.evaluations or max(nlu_inputs, 1),
                 "audit": r.audit or self.audit.retention_days}
+    canary: CanarySettings = Field(default_factory=CanarySettings)
 
     @field_validator("llm", mode="before")
     @classmethod

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from callout_server.i18n.catalogue_canary import CANARY_MESSAGES
 from callout_server.i18n.catalogue_diagnostics import DIAGNOSTIC_MESSAGES
 from callout_server.i18n.locale import Locale
 
@@ -306,6 +307,7 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "llm_section_missing": ("缺少 [llm.{tier}] 段", "missing [llm.{tier}] section"),
 }
 MESSAGES |= DIAGNOSTIC_MESSAGES  # its keys are prefixed: diagnostic., advice., reason.
+MESSAGES |= CANARY_MESSAGES  # canary rollout (callout_server/canary/)
 
 # Separators that join rendered pieces (a field and its message, several messages).
 COLON: dict[Locale, str] = {"zh": "：", "en": ": "}

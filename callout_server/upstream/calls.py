@@ -159,10 +159,10 @@ class Call:
         endpoint = target.endpoint.shown_url if target is not None else None
         if completion is None:
             return CallReport(cfg, endpoint, self.attempts, resolve_dialect(cfg).name,
-                              diagnostic, latency_ms)
+                              diagnostic, latency_ms, variant=self.route.variant)
         return CallReport(cfg, endpoint, self.attempts, completion.dialect, diagnostic,
                           latency_ms, completion.usage, completion.finish_reason,
-                          completion.max_tokens)
+                          completion.max_tokens, variant=self.route.variant)
 
     def served(self, value: Completion, target: Target) -> Served[Completion]:
         return Served(value, self.report(value.diagnostic, target, completion=value))

@@ -31,6 +31,7 @@ class CallReport:
     finish_reason: str | None = None
     max_tokens: int | None = None  # the output budget the request sent
     ttft_ms: float | None = None  # streams: what the listener waited for the first token
+    variant: str | None = None  # the side of a running canary its route was (Route.variant)
 
     def judged(self, diagnostic: Diagnostic | None) -> CallReport:
         """The same call with its caller's verdict: an answer that is no decision (NLU)."""

@@ -20,6 +20,9 @@ T = TypeVar("T")
 class Route:
     primary: LLMConfig
     fallbacks: tuple[LLMConfig, ...] = ()
+    # Which side of a running canary the route is ("active" | "canary"; None: no canary),
+    # copied onto every report of a call over it.
+    variant: str | None = None
 
     @classmethod
     def of(cls, value: LLMConfig | Route) -> Route:

@@ -63,7 +63,8 @@ class PoolStream:
         return CallReport(self.config, self.endpoint, self._call.attempts, inner.dialect,
                           diagnostic, (time.perf_counter() - self._t0) * 1000, inner.usage,
                           inner.finish_reason, inner.max_tokens,
-                          round(ttft, 1) if ttft is not None else None)
+                          round(ttft, 1) if ttft is not None else None,
+                          self._call.route.variant)
 
     # -- LLMStream's observable state -----------------------------------------------------
     @property

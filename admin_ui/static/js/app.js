@@ -14,6 +14,7 @@ import * as evaluations from "./pages/evaluations.js";
 import * as scripts from "./pages/scripts.js";
 import * as lexicons from "./pages/lexicons.js";
 import * as globalIntents from "./pages/global_intents.js";
+import * as canaries from "./pages/canaries.js";
 
 const DEFAULT_ROUTE = "/ai/models";
 const ROUTES = {
@@ -27,6 +28,7 @@ const ROUTES = {
   "/ai/scripts": { page: scripts, title: "nav_scripts" },
   "/ai/lexicons": { page: lexicons, title: "nav_lexicons" },
   "/ai/global-intents": { page: globalIntents, title: "nav_global_intents" },
+  "/ai/canaries": { page: canaries, title: "nav_canaries" },
 };
 
 export const session = { me: null };

@@ -273,6 +273,26 @@ const zh = {
   gi_stop_context: "「{intent}」的短语「{phrase}」（原话「{text}」）因上下文「{cue}」不算",
   gi_also: "同时命中「{intent}」：短语「{phrase}」（排在后面，不生效）",
   act_global_intents_update: "修改全局意图",
+  // canary rollout (pages/canaries.js)
+  nav_canaries: "灰度发布", canary_title: "灰度发布", canary_intro: "按通话 ID 把一部分线上通话交给候选配置，同一通话的每次请求都在同一侧；超过回退上限时自动回滚，确认无误后推广为生效配置。",
+  canary_start: "开始灰度", canary_start_short: "灰度", canary_start_long: "以此配置开始灰度发布", canary_start_title: "开始灰度发布",
+  canary_dialog_intro: "候选：「{name}」（{model}）。按通话 ID 分流，其余通话仍走当前生效配置。",
+  canary_percent: "灰度比例（%）", canary_percent_hint: "交给候选的通话占比，0.01 到 100。",
+  canary_min_calls: "最少调用数", canary_min_calls_hint: "灰度侧达到这么多次调用后才检查回滚上限（所有工作进程合计）。",
+  canary_max_fallback_pct: "回退率上限（%）", canary_max_error_pct: "错误率上限（%）", canary_max_p95_ms: "P95 延迟上限（ms）",
+  canary_limit_blank: "留空则不检查。", canary_started: "灰度发布 {id} 已开始。", canary_open: "查看灰度发布",
+  canary_banner: "{tier} 层正在灰度发布：{percent}% 的通话交给「{name}」。",
+  canary_status_running: "进行中", canary_status_promoted: "已推广", canary_status_stopped: "已停止", canary_status_rolled_back: "已自动回滚",
+  canary_side_active: "生效侧", canary_side_canary: "灰度侧", canary_sides: "两侧对比",
+  canary_fallback_rate: "回退率", canary_error_rate: "错误率", canary_series: "页面打开期间的变化",
+  canary_at: "时间", canary_list: "全部灰度发布", canary_none: "还没有灰度发布。", canary_candidate: "候选配置",
+  canary_started_at: "开始时间", canary_ended_at: "结束时间", canary_active_was: "开始时的生效配置",
+  canary_limits: "回滚上限", canary_limits_line: "回退率 {fallback} · 错误率 {error} · P95 {p95} · 至少 {min} 次调用后检查",
+  canary_heading: "灰度发布 #{id}：{name}", canary_agreement_line: "意图一致度 {value}（{nodes} 个节点，灰度侧 {calls} 次决策；两侧都答过的节点上比较意图分布）",
+  canary_promote: "推广为生效配置", canary_stop: "停止灰度",
+  canary_confirm_promote: "把「{name}」推广为生效配置并结束灰度？当前生效的配置会被停用。",
+  canary_confirm_stop: "停止灰度？所有通话回到当前生效配置。", canary_promote_done: "「{name}」已推广为生效配置。",
+  canary_stop_done: "灰度已停止，所有通话回到生效配置。",
 };
 
 const en = {
@@ -541,6 +561,26 @@ const en = {
   gi_stop_context: "Phrase “{phrase}” of “{intent}” (said as “{text}”) does not count in the context “{cue}”",
   gi_also: "Also matches “{intent}”: phrase “{phrase}” (listed later, not taken)",
   act_global_intents_update: "Global intents changed",
+  // canary rollout (pages/canaries.js)
+  nav_canaries: "Canary rollout", canary_title: "Canary rollout", canary_intro: "A share of live calls, by call ID, goes to a candidate configuration; every request of one call stays on one side. Past a rollback limit it rolls back by itself; promote it once it holds.",
+  canary_start: "Start canary", canary_start_short: "Canary", canary_start_long: "Start a canary with this configuration", canary_start_title: "Start a canary",
+  canary_dialog_intro: "Candidate: “{name}” ({model}). Calls are split by call ID; the others keep the active configuration.",
+  canary_percent: "Share of calls (%)", canary_percent_hint: "The calls the candidate takes, 0.01 to 100.",
+  canary_min_calls: "Minimum calls", canary_min_calls_hint: "The limits are checked once the canary side has this many calls (all workers together).",
+  canary_max_fallback_pct: "Max fallback rate (%)", canary_max_error_pct: "Max error rate (%)", canary_max_p95_ms: "Max P95 latency (ms)",
+  canary_limit_blank: "Leave blank not to check it.", canary_started: "Canary {id} started.", canary_open: "Open the canary",
+  canary_banner: "A canary runs on the {tier} tier: {percent}% of calls go to “{name}”.",
+  canary_status_running: "running", canary_status_promoted: "promoted", canary_status_stopped: "stopped", canary_status_rolled_back: "rolled back",
+  canary_side_active: "Active side", canary_side_canary: "Canary side", canary_sides: "Both sides",
+  canary_fallback_rate: "Fallback rate", canary_error_rate: "Error rate", canary_series: "While this page was open",
+  canary_at: "At", canary_list: "All canaries", canary_none: "No canary yet.", canary_candidate: "Candidate",
+  canary_started_at: "Started", canary_ended_at: "Ended", canary_active_was: "Active when it started",
+  canary_limits: "Rollback limits", canary_limits_line: "fallback rate {fallback} · error rate {error} · P95 {p95} · checked after {min} calls",
+  canary_heading: "Canary #{id}: {name}", canary_agreement_line: "Intent agreement {value} ({nodes} nodes, {calls} canary decisions; intent shares compared on the nodes both sides answered)",
+  canary_promote: "Promote to active", canary_stop: "Stop canary",
+  canary_confirm_promote: "Promote “{name}” to the active configuration and end the canary? The current one is deactivated.",
+  canary_confirm_stop: "Stop the canary? Every call goes back to the active configuration.", canary_promote_done: "“{name}” is now the active configuration.",
+  canary_stop_done: "Canary stopped: every call is back on the active configuration.",
 };
 
 const DICTS = { zh, en };

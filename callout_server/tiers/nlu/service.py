@@ -66,9 +66,11 @@ class NluService:
                  active_config: Callable[[], LLMConfig | Route],
                  recorder: Recorder = NULL_RECORDER, locale: Locale = "zh",
                  global_intents: Callable[[], CompiledIntents | None] = _no_global_intents,
-                 ) -> None:
+                 *, split: Callable[[Route, str | None], Route] | None = None) -> None:
         self._upstreams = llm if isinstance(llm, Upstreams) else Upstreams(llm)
         self._active_config = active_config
+        # A running canary's split (canary/split.py): the route for this call's call_id.
+        self._split = split
         self._recorder = recorder
         self._locale = locale
         self._global_intents = global_intents  # the snapshot's section: memory only
@@ -78,7 +80,8 @@ class NluService:
         """`received_at`: `time.perf_counter()` when the request arrived; `deadline_ms` counts
         from there (a request that waited past it gets no model call). The console's
         playground names its own `route` (any configuration of the tier) and `source`
-        ("playground": no live traffic, its inputs never kept, so never replayed).
+        ("playground": no live traffic, its inputs never kept, so never replayed); live
+        traffic meets a running canary's split (by call_id).
 
         The global intents first (tiers/nlu/global_intents.py): a phrase rule that hits
         answers at once, without a model call."""
@@ -88,8 +91,11 @@ class NluService:
         if hit is not None:
             assert intents is not None
             return self._rule_decision(req, intents, hit, received_at, live=live)
-        outcome = await self._decide(req, route or Route.of(self._active_config()), source,
-                                     received_at, intents)
+        if route is None:
+            route = Route.of(self._active_config())
+            if self._split is not None:
+                route = self._split(route, req.call_id)
+        outcome = await self._decide(req, route, source, received_at, intents)
         if live:
             metrics.counted(outcome.decision.fallback if outcome.decision else None)
             if outcome.decision is not None and outcome.decision.global_intent is not None:

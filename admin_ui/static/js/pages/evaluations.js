@@ -7,6 +7,7 @@ import { badge, confirmDialog, errorBanner, field, h, nextId, pageHeader, replac
 import { can } from "../roles.js";
 import { parseLocalTime } from "./diagnostics.js";
 import { pct, renderReport } from "./eval_report.js";
+import { openStartCanary } from "./canaries.js";
 
 const POLL_MS = 1000;
 const STATUS_KIND = { running: "info", done: "ok", cancelled: "warn", failed: "error" };
@@ -184,7 +185,10 @@ export function render(main, ctx) {
         replace(out, badge(t("eval_candidate_active"), "ok"));
       } catch (err) { setBusy(btn, false); toast(`${t("error_generic")}${t("colon")}${err.message}`, "error"); }
     } }, t("eval_activate"));
-    replace(out, btn);
+    // The safer next step: a share of live calls first (canary rollout).
+    const canary = h("button", { type: "button", class: "btn", "data-testid": "eval-canary", onclick: () => openStartCanary(
+      { id: e.candidate_id, name, model: e.candidate?.model || "" }, ctx.navigate) }, t("canary_start"));
+    replace(out, btn, " ", canary);
     // Already the active one (activated earlier): say so instead of offering it again.
     get("/api/admin/llm-active").then((a) => {
       if (String(a?.tiers?.nlu?.config?.id) === String(e.candidate_id)) replace(out, badge(t("eval_candidate_active"), "ok"));

@@ -6,6 +6,7 @@ import { TIERS, openEditor } from "./model_form.js";
 import { can } from "../roles.js";
 import { endpointResults, upstreamSection } from "./upstreams.js";
 import { openEvaluate } from "./evaluations.js";
+import { canaryBanner, openStartCanary } from "./canaries.js";
 
 // Fields a rollback may restore (never key material, never bookkeeping).
 const ROLLBACK_FIELDS = ["tier", "name", "base_url", "model", "api_style", "timeout_s", "max_tokens", "temperature",
@@ -35,6 +36,10 @@ export function render(main, ctx) {
     detail);
   const upstreams = upstreamSection({ canEdit });
   main.append(upstreams.section);
+  // While a canary runs, the page says so above everything else (it changes what serves).
+  const bannerBox = h("div", { "data-testid": "canary-banner-box" });
+  const head = main.querySelector(".page-header");
+  if (head) head.after(bannerBox); else main.prepend(bannerBox);
 
   let configs = [];
   let alive = true;
@@ -53,6 +58,7 @@ export function render(main, ctx) {
       if (open) history(open, { focus: false }); else detail.hidden = true;
     }
     upstreams.refresh();
+    canaryBanner().then((banner) => { if (alive) replace(bannerBox, banner); });
   }
 
   function renderActive(body) {
@@ -89,7 +95,8 @@ export function render(main, ctx) {
     // Each action has its own grid slot, so the buttons line up from row to row (an active
     // configuration leaves "activate" empty instead of shifting the others).
     // Short labels keep the actions column narrow; the full name is the accessible one.
-    const LONG = { [t("test_short")]: t("test"), [t("eval_short")]: t("eval_action"), [t("deactivate")]: t("deactivate_long") };
+    const LONG = { [t("test_short")]: t("test"), [t("eval_short")]: t("eval_action"), [t("deactivate")]: t("deactivate_long"),
+      [t("canary_start_short")]: t("canary_start_long") };
     const act = (slot, label, fn, cls = "btn btn-sm") => h("button", { type: "button", class: `${cls} act-${slot}`,
       "aria-label": `${LONG[label] ?? label}: ${c.name}`, title: LONG[label] ?? null, onclick: (ev) => fn(ev.currentTarget) }, label);
     // Running an evaluation calls a model: an operator's, like test connection.
@@ -112,7 +119,8 @@ export function render(main, ctx) {
         !canEdit ? null : sized(c.is_active ? act("activate", t("deactivate"), (b) => deactivate(c, b))
           : act("activate", t("activate"), (b) => activate(c, b)), c.is_active ? t("activate") : t("deactivate")),
         canEdit ? act("delete", t("delete"), () => remove(c), "btn btn-sm btn-danger-outline") : null,
-        evaluable ? act("evaluate", t("eval_short"), () => openEvaluate(c, ctx.navigate)) : null)));
+        evaluable ? act("evaluate", t("eval_short"), () => openEvaluate(c, ctx.navigate)) : null,
+        evaluable ? act("canary", t("canary_start_short"), () => openStartCanary(c, ctx.navigate)) : null)));
   }
 
   function sized(button, other) {
