@@ -19,6 +19,7 @@ from __future__ import annotations
 import statistics
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -79,6 +80,10 @@ class EndpointState:
         self.cooling = False
         self.cooldown_until = 0.0  # time.monotonic()
         self.probe_in_flight = False
+        # Shared health (shared_health.py): another worker probes it, or the lease is being
+        # asked for; and the hook told of each cool-down (True) and return (False).
+        self.probe_held = False
+        self.on_health: Callable[[EndpointState, bool], None] | None = None
         self.last_error: Diagnostic | None = None
         self.drain: Drain | None = None
         self._answers: deque[float] = deque(maxlen=RECENT_ANSWERS)  # seconds, newest last
@@ -119,7 +124,8 @@ class EndpointState:
         return "cooling_down" if now < self.cooldown_until else "probing"
 
     def probe_due(self, now: float) -> bool:
-        return self.cooling and now >= self.cooldown_until and not self.probe_in_flight
+        return (self.cooling and now >= self.cooldown_until and not self.probe_in_flight
+                and not self.probe_held)
 
     def has_room(self, max_in_flight: int | None) -> bool:
         """Whether a new request may go here now (never while drained)."""
@@ -170,6 +176,8 @@ class EndpointState:
         if self.cooling:  # the probe (or a last-resort call) got through: back in service
             self.cooling = False
             self.ejections = 0
+            if self.on_health is not None:
+                self.on_health(self, False)
 
     def failed(self, error: LLMCallError, elapsed_s: float, now: float) -> None:
         """A call failed. Counted against the endpoint only when it is the endpoint's fault."""
@@ -212,6 +220,8 @@ class EndpointState:
         self.consecutive_failures = 0
         self.hedge_losses = 0
         self.cooldown_until = now + max(backoff, retry_after_s or 0.0)
+        if self.on_health is not None:
+            self.on_health(self, True)
 
     # -- what ops see --------------------------------------------------------------------
     def view(self, now: float | None = None) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from callout_server.upstream.deadline import Deadline
 from callout_server.upstream.endpoint import Drain, EndpointState, HealthPolicy
 from callout_server.upstream.pool import Pool, pool_urls
 from callout_server.upstream.route import Route, Served
+from callout_server.upstream.shared_health import HealthChannel, SharedHealth
 from callout_server.upstream.streams import PoolStream
 
 
@@ -43,6 +44,7 @@ class Upstreams:
         self._background: set[asyncio.Future[Any]] = set()
         # (config key, shown URL) -> Drain: endpoints taken out of service by hand.
         self._drains: Mapping[tuple[str, str], Drain] = {}
+        self.shared: SharedHealth | None = None  # health shared with other workers
 
     def __repr__(self) -> str:
         return f"<Upstreams pools={len(self._pools)}>"
@@ -69,9 +71,19 @@ class Upstreams:
                 state = EndpointState(key, cfg.id, url, weight, self.policy)
                 state.drain = self._drains.get((key, state.shown_url))
                 self._states[(key, url.rstrip("/"))] = state
+                if self.shared is not None:
+                    self.shared.attach(state)
             state.base_url, state.weight = url, weight
             endpoints.append(state)
         return Pool(cfg, endpoints)
+
+    def share_health(self, channel: HealthChannel) -> SharedHealth:
+        """Cool-downs and probe verdicts shared with the other workers over `channel`
+        (shared_health.py); the channel hands what it hears to `.receive`."""
+        self.shared = SharedHealth(lambda: self._states.values(), channel)
+        for state in self._states.values():
+            self.shared.attach(state)
+        return self.shared
 
     def hold(self, task: asyncio.Future[Any]) -> None:
         """Keep a cancelled request alive until it has closed its connection."""
