@@ -152,6 +152,9 @@ class Services:
         self._provide(DrainService(self.writes, s.file_llm_configs))
         self.store.add_listener(
             lambda snapshot: self.upstreams.set_drains(snapshot.section(DRAINS)))
+        # Every configuration's cap on a shared base URL counts from the snapshot on.
+        self.upstreams.prepare(self.store.current.routes())
+        self.store.add_listener(lambda snapshot: self.upstreams.prepare(snapshot.routes()))
         self.tester = self._provide(ConnectionTester(self.llm, self.config, THINKING_DEFAULT))
         self._provide(ModelLister(self.config))
         await self.sync.start()

@@ -26,6 +26,7 @@ from typing import Any, Literal
 from callout_server.llm import Diagnostic, LLMCallError, LLMConfig, mask_url
 from callout_server.upstream import metrics
 from callout_server.upstream.ewma import FailureShare, PeakEwma
+from callout_server.upstream.slots import Slots
 
 State = Literal["healthy", "cooling_down", "probing"]
 STATES: tuple[State, ...] = ("healthy", "cooling_down", "probing")
@@ -68,6 +69,9 @@ class EndpointState:
         self.policy = policy
         self.cfg: LLMConfig | None = None  # the configuration pointed at this URL
         self.in_flight = 0
+        # The base URL's slots, shared with every configuration naming it (slots.py); None:
+        # this state's own count against the pool's cap (a Pool built without Upstreams).
+        self.slots: Slots | None = None
         # Start times of the requests in flight, oldest first (dicts keep insertion order):
         # a request still unanswered is a latency sample too, and grows with every draw.
         self._started: dict[int, float] = {}
@@ -131,6 +135,8 @@ class EndpointState:
         """Whether a new request may go here now (never while drained)."""
         if self.drain is not None:
             return False
+        if self.slots is not None:
+            return self.slots.has_room()
         return max_in_flight is None or self.in_flight < max_in_flight
 
     def cost(self, now: float) -> float:
@@ -149,6 +155,8 @@ class EndpointState:
     def begin(self, *, probe: bool, hedge: bool = False) -> int:
         """Count a request in flight; returns the token `end()` takes."""
         self.in_flight += 1
+        if self.slots is not None:
+            self.slots.taken()
         self._tokens += 1
         self._started[self._tokens] = time.monotonic()
         if probe:
@@ -163,6 +171,8 @@ class EndpointState:
         self._started.pop(token, None)
         if probe:
             self.probe_in_flight = False
+        if self.slots is not None:
+            self.slots.freed()
 
     def answered(self, latency_s: float, now: float) -> None:
         """The endpoint answered (a usable answer, or a refusal that is the request's fault)."""
