@@ -22,8 +22,10 @@ import asyncio
 import heapq
 import itertools
 
-# Lower first. A tier not named here waits with chat.
-TIER_RANK: dict[str, int] = {"nlu": 0, "chat": 1, "script": 2}
+from callout_server.llm import TIER_PRIORITY
+
+# Lower first (the order vLLM's `priority` field follows too). Another tier waits with chat.
+TIER_RANK = TIER_PRIORITY
 _ORDER = itertools.count()  # first come first served within a rank, across every queue
 
 
