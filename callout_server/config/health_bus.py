@@ -117,10 +117,12 @@ class RedisHealthChannel:
     # -- loops -------------------------------------------------------------------------------
     async def _write_loop(self) -> None:
         while not self._stopping:
-            notice = await self._queue.get()
+            batch = [await self._queue.get()]
+            while not self._queue.empty():  # whatever piled up meanwhile: one round trip
+                batch.append(self._queue.get_nowait())
             try:
                 async with asyncio.timeout(_OP_TIMEOUT_S * 2):
-                    await self._send(notice)
+                    await self._send(batch)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
@@ -128,18 +130,19 @@ class RedisHealthChannel:
             else:
                 self._writer_ok = True
 
-    async def _send(self, notice: HealthNotice) -> None:
+    async def _send(self, batch: list[HealthNotice]) -> None:
         assert self._client is not None
         pipe = self._client.pipeline(transaction=False)
-        if notice.kind == "cooled":
-            entry = {"until": time.time() + notice.cooldown_s, "ejections": notice.ejections,
-                     "origin": notice.origin}
-            pipe.hset(self.cooled_key, notice.endpoint, json.dumps(entry))
-            pipe.expire(self.cooled_key, _COOLED_TTL_S)
-        else:
-            pipe.hdel(self.cooled_key, notice.endpoint)
-        pipe.publish(self.channel, notice.to_json())
-        pipe.eval(_RELEASE, 1, self.lease_prefix + notice.endpoint, self.origin)
+        for notice in batch:
+            if notice.kind == "cooled":
+                entry = {"until": time.time() + notice.cooldown_s,
+                         "ejections": notice.ejections, "origin": notice.origin}
+                pipe.hset(self.cooled_key, notice.endpoint, json.dumps(entry))
+            else:
+                pipe.hdel(self.cooled_key, notice.endpoint)
+            pipe.publish(self.channel, notice.to_json())
+            pipe.eval(_RELEASE, 1, self.lease_prefix + notice.endpoint, self.origin)
+        pipe.expire(self.cooled_key, _COOLED_TTL_S)
         await pipe.execute()
 
     async def _subscribe_loop(self) -> None:
@@ -152,6 +155,9 @@ class RedisHealthChannel:
                 async with asyncio.timeout(2.0):
                     await pubsub.subscribe(self.channel)
                     await self._catch_up(client)
+                    # Warm the writer's connection: the first verdict goes out at once.
+                    assert self._client is not None
+                    await self._client.ping()
                 if not self._subscribed:
                     log.info("upstream health shared through redis (%s)", self.channel)
                 self._subscribed = True
