@@ -1,6 +1,7 @@
 """Benchmark upstream pools: dead, slow and holding replicas, failover, hedging, recovery.
 
     .venv/bin/python bench/bench_pools.py [--seconds 12] [--in-flight 16] [--only N]
+        [--redis redis://127.0.0.1:6379/0]           # scenario 5's
         [--litellm /tmp/litellm-venv/bin/python]     # scenario 1 through LiteLLM's Router too
 
 Two processes: the vendor emulator (`callout-server emulator`, one process playing every
@@ -20,6 +21,8 @@ Scenarios (the issue's), each beside a baseline run in the same process:
   3  every replica of the active configuration down: share answered by the fallback
      configuration, attempts per call
   4  two replicas that hold 10 % of requests for 1 s: p99 with hedge_after_ms 150 vs none
+  5  two workers, a dead replica: requests worker B sends there after worker A cooled it
+     down, each worker its own view vs health shared through Redis (bench_pools_workers.py)
 """
 
 from __future__ import annotations
@@ -319,7 +322,9 @@ async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seconds", type=float, default=12.0)
     parser.add_argument("--in-flight", type=int, default=16)
-    parser.add_argument("--only", type=int, choices=(1, 2, 3, 4))
+    parser.add_argument("--only", type=int, choices=(1, 2, 3, 4, 5))
+    parser.add_argument("--redis", metavar="URL", help="scenario 5's Redis (default "
+                        "CALLOUT_REDIS_URL, else redis://127.0.0.1:6379/0)")
     parser.add_argument("--litellm", metavar="PYTHON",
                         help="an interpreter with litellm installed: scenario 1 through its "
                              "Router too (bench/litellm_router.py)")
@@ -335,6 +340,11 @@ async def main() -> None:
             await scenario_3(url, client, args.seconds, args.in_flight)
         if args.only in (None, 4):
             await scenario_4(url, client, args.seconds, args.in_flight)
+        if args.only in (None, 5):
+            import bench_pools_workers  # this directory: bench/bench_pools_workers.py
+
+            await bench_pools_workers.scenario_5(url, client, args.seconds, args.in_flight,
+                                                 args.redis, sys.modules[__name__])
     finally:
         await client.aclose()
         proc.kill()

@@ -7,6 +7,7 @@ under its class in `components`, where a route's `provide(Cls)` dependency finds
 others.
 
     secrets -> privacy guard -> (SQLite: migrate) -> db -> llm client -> upstream pools
+        (+ shared health)
             -> snapshot loader -> store -> sync -> config service -> connection tester
             -> auth -> audit log (retention purge) -> people
             -> call-log recorder -> diagnostics queries
@@ -37,6 +38,7 @@ from callout_server.canary.split import CanarySplit
 from callout_server.canary.state import canary_section
 from callout_server.config.bus import ConfigSync
 from callout_server.config.drains import DRAINS, DrainService
+from callout_server.config.health_bus import RedisHealthChannel
 from callout_server.config.live import LiveWrites, Section
 from callout_server.config.privacy import privacy_from_settings
 from callout_server.config.secrets import SecretBox, secret_box_from_settings
@@ -126,8 +128,10 @@ class Services:
         self._stoppers.append(self.db.dispose)
         self.llm = self._provide(LLMClient(locale=s.server.locale, pools=s.limits.pools(),
                                            targets=s.targets), self._stop_llm)
-        # Replicas, failover, hedging and endpoint health: in memory, per worker.
+        # Replicas, failover, hedging and endpoint health: in memory, per worker; with
+        # Redis, cool-downs and probe verdicts are shared by the workers.
         self.upstreams = self._provide(Upstreams(self.llm))
+        await self._share_upstream_health()
         await self._start_config()
         self.auth = self._provide(AuthService(s.auth, self.db))
         await self.auth.start()
@@ -143,6 +147,16 @@ class Services:
 
     async def _stop_llm(self) -> None:
         await self.llm.aclose()
+
+    async def _share_upstream_health(self) -> None:
+        r = self.settings.redis
+        if not r.url:
+            return
+        channel = RedisHealthChannel(r.url, r.channel_prefix)
+        shared = self.upstreams.share_health(channel)
+        await channel.start(shared.receive)
+        self._stoppers.append(shared.aclose)
+        self._stoppers.append(channel.stop)
 
     async def _migrate_if_embedded(self) -> None:
         db = self.settings.database
@@ -174,6 +188,9 @@ class Services:
         self._provide(DrainService(self.writes, s.file_llm_configs))
         self.store.add_listener(
             lambda snapshot: self.upstreams.set_drains(snapshot.section(DRAINS)))
+        # Every configuration's cap on a shared base URL counts from the snapshot on.
+        self.upstreams.prepare(self.store.current.routes())
+        self.store.add_listener(lambda snapshot: self.upstreams.prepare(snapshot.routes()))
         # Lexicons of the speech guard: compiled with the snapshot that carries them.
         self._provide(LexiconService(self.writes, lambda: self.store.current.section(LEXICONS)))
         # Global intents: operators' list, compiled once per change, read by every decision.

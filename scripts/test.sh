@@ -42,6 +42,13 @@ if ! command -v promtool >/dev/null 2>&1; then
 fi
 promtool --version | head -n1
 
+log "nginx (Debian's) for the load-balancer test (deploy/nginx/nginx.conf)"
+if [ ! -x /usr/sbin/nginx ]; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q && apt-get install -y -q --no-install-recommends nginx-light
+fi
+/usr/sbin/nginx -v
+
 log "lint (ruff)"
 .venv/bin/ruff check .
 

@@ -12,6 +12,7 @@ EXPECTED = {
     "DIALECTS",
     "MASK",
     "PROTECTED_BODY_KEYS",
+    "TIER_PRIORITY",
     "ApiStyle",
     "Completion",
     "Diagnostic",
@@ -47,7 +48,8 @@ EXPECTED = {
     "speakable",
 }
 # Values rather than classes or functions: checked to be the package's own objects.
-CONSTANTS = {"MASK": "masking", "PROTECTED_BODY_KEYS": "config", "ApiStyle": "config",
+CONSTANTS = {"MASK": "masking", "PROTECTED_BODY_KEYS": "config", "TIER_PRIORITY": "config",
+             "ApiStyle": "config",
              "Locale": "diagnostics"}
 
 

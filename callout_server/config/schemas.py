@@ -148,6 +148,9 @@ class ConfigValues(BaseModel):
         default_factory=list, max_length=MAX_FALLBACKS)
     hedge_after_ms: int | None = Field(None, ge=10, le=60_000)
     max_in_flight: int | None = Field(None, ge=1, le=100_000)
+    # vLLM's `priority` request field, by tier (NLU first): for a server started with
+    # `--scheduling-policy priority` (vLLM refuses a non-zero priority otherwise).
+    send_priority: bool = False
 
 
 # The call parameters, in order; with `tier` and `is_active`, what an operator writes on a row.

@@ -27,7 +27,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from callout_server.llm.client import Completion, LLMClient
-from callout_server.llm.config import PROTECTED_BODY_KEYS, ApiStyle, Endpoint, LLMConfig
+from callout_server.llm.config import (
+    PROTECTED_BODY_KEYS,
+    TIER_PRIORITY,
+    ApiStyle,
+    Endpoint,
+    LLMConfig,
+)
 from callout_server.llm.credentials import (
     check_api_key,
     check_no_url_credentials,
@@ -74,6 +80,7 @@ __all__ = [
     "DIALECTS",
     "MASK",
     "PROTECTED_BODY_KEYS",
+    "TIER_PRIORITY",
     "ApiStyle",
     "Completion",
     "Diagnostic",

@@ -9,7 +9,9 @@ and are carried for the callers (call log, console), never read by the client.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
+from types import MappingProxyType
 from typing import Any, Literal
 
 from callout_server.llm.masking import mask_url
@@ -18,6 +20,10 @@ ApiStyle = Literal["chat-completions", "responses"]
 API_STYLES: tuple[str, ...] = ("chat-completions", "responses")
 # Keys extra_params (and node overrides) may never override: they define the call itself.
 PROTECTED_BODY_KEYS = frozenset({"model", "messages", "input", "stream"})
+# The order the tiers are served in when they contend for one server, lower first (NLU: a
+# caller waits on the line; scripts: an operator at a desk). The pools' slot queue and the
+# `priority` request field (`LLMConfig.send_priority`) both follow it; another tier: 1.
+TIER_PRIORITY: Mapping[str, int] = MappingProxyType({"nlu": 0, "chat": 1, "script": 2})
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +66,7 @@ class LLMConfig:
     fallback_ids: tuple[int, ...] = ()  # configurations of the same tier to fall back to
     hedge_after_ms: int | None = None  # non-streamed: a second request after this long
     max_in_flight: int | None = None  # per endpoint, per worker
+    send_priority: bool = False  # the tier's priority in the body (dialects with the field)
     id: int | None = None  # database row id; None for a config.toml section
     version: int = 0
     source: Literal["db", "file"] = "file"

@@ -75,6 +75,9 @@ class Dialect:
     budget_key: str = "max_tokens"
     stream_usage: bool = True  # send stream_options.include_usage when streaming
     refused_keys: frozenset[str] = frozenset()  # removed even from extra_params
+    # The request field a server schedules by, lower first (None: the vendor has none we
+    # know); sent only when the configuration asks (`send_priority`), see request_body.py.
+    priority_key: str | None = None
     # Response shape: message/delta fields carrying chain-of-thought (the first one present
     # is read: during vLLM's rename both carried the same text), and whether it may arrive
     # inline in the answer text as <think>…</think> (no reasoning parser on the server).
@@ -277,7 +280,9 @@ _ROWS: tuple[Dialect, ...] = (
     _self_hosted("gpustack", "GPUStack", url_contains=("gpustack",),
                  base_url="http://gpustack.internal/v1"),
     # The servers' own default ports on this host.
-    _self_hosted("vllm", "vLLM", base_url="http://127.0.0.1:8000/v1"),
+    # `priority` (lower first) with `--scheduling-policy priority`; any other server 400s
+    # a non-zero one (vllm entrypoints/openai protocol.py), hence opt-in per configuration.
+    _self_hosted("vllm", "vLLM", base_url="http://127.0.0.1:8000/v1", priority_key="priority"),
     _self_hosted("sglang", "SGLang", base_url="http://127.0.0.1:30000/v1"),
     _self_hosted("llamacpp", "llama.cpp server", base_url="http://127.0.0.1:8080/v1"),
     # The fallback for any host not recognised above.

@@ -4,11 +4,13 @@ Order of assembly (later steps win):
   1. the style's core body: model, messages/input, stream, output budget, temperature,
      tools, JSON mode;
   2. the dialect's thinking / reasoning-effort settings (`thinking.py`);
-  3. `cfg.extra_params`, then `req.extra_params`: last-writer-wins per key, except that a dict
+  3. the tier's priority (`TIER_PRIORITY`) when the configuration asks for it
+     (`send_priority`) and the dialect has the field (vLLM's `priority`), else a note;
+  4. `cfg.extra_params`, then `req.extra_params`: last-writer-wins per key, except that a dict
      for `chat_template_kwargs` is merged key-wise into the one already there; `model`,
      `messages`, `input` and `stream` are never overridden (validation elsewhere rejects them
      with 422; here they are simply ignored);
-  4. keys the dialect refuses are removed, even when extra_params put them there (OpenAI
+  5. keys the dialect refuses are removed, even when extra_params put them there (OpenAI
      answers 400 to unknown parameters; DeepSeek gets no chat_template_kwargs).
 
 Anything dropped on the way is explained in `BuiltRequest.notes`. No credentials here: the
@@ -23,7 +25,7 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from callout_server.llm.config import PROTECTED_BODY_KEYS, LLMConfig
+from callout_server.llm.config import PROTECTED_BODY_KEYS, TIER_PRIORITY, LLMConfig
 from callout_server.llm.dialects import DIALECTS, Dialect, resolve_dialect
 from callout_server.llm.messages import chat_tools, responses_input, responses_tools
 from callout_server.llm.request import LLMRequest
@@ -89,6 +91,11 @@ def build_request(cfg: LLMConfig, req: LLMRequest, *, stream: bool) -> BuiltRequ
     for setting in shaping.settings:
         path = _RESPONSES_PATHS.get(setting.path, setting.path) if responses else setting.path
         _put(body, path, setting.value)
+    if cfg.send_priority:  # before extra_params: an explicit priority there wins
+        if dialect.priority_key is None:
+            notes.append(f"send_priority: {dialect.name} has no priority field; none sent")
+        else:
+            body[dialect.priority_key] = TIER_PRIORITY.get(cfg.tier, 1)
     _apply_extra(body, cfg.extra_params, notes)
     _apply_extra(body, req.extra_params, notes)
     refused = dialect.refused_keys - _RESPONSES_NATIVE if responses else dialect.refused_keys

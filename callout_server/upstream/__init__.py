@@ -6,7 +6,9 @@
 
 One floor above the shared client (`callout_server.llm`, the only package it imports):
 the tiers call models through it, the configuration layer builds its `Route`s, and the
-console reads `Upstreams.views()`. State is per worker and in memory (endpoint.py).
+console reads `Upstreams.views()`. State is per worker and in memory (endpoint.py); with a
+channel wired (`Upstreams.share_health`), cool-downs and probe verdicts are shared by the
+workers (shared_health.py).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from callout_server.upstream.endpoint import STATES, Drain, EndpointState, Healt
 from callout_server.upstream.registry import Upstreams, config_key
 from callout_server.upstream.report import CallReport
 from callout_server.upstream.route import Route, Served, UpstreamError
+from callout_server.upstream.shared_health import HealthChannel, HealthNotice, SharedHealth
 from callout_server.upstream.streams import PoolStream
 
 __all__ = [
@@ -26,10 +29,13 @@ __all__ = [
     "Deadline",
     "Drain",
     "EndpointState",
+    "HealthChannel",
+    "HealthNotice",
     "HealthPolicy",
     "PoolStream",
     "Route",
     "Served",
+    "SharedHealth",
     "State",
     "UpstreamError",
     "Upstreams",

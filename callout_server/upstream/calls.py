@@ -111,7 +111,7 @@ class Call:
                 budget = pool.cfg.timeout_s if left is None else left
                 if i + 1 < len(self.pools):
                     budget /= 2
-                if not await pool.wait_for_slot(budget):
+                if not await pool.wait_for_slot(budget, self.route.primary.tier):
                     break
                 now = time.monotonic()
         if not self.attempts:

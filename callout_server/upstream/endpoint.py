@@ -19,12 +19,14 @@ from __future__ import annotations
 import statistics
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from callout_server.llm import Diagnostic, LLMCallError, LLMConfig, mask_url
 from callout_server.upstream import metrics
 from callout_server.upstream.ewma import FailureShare, PeakEwma
+from callout_server.upstream.slots import Slots
 
 State = Literal["healthy", "cooling_down", "probing"]
 STATES: tuple[State, ...] = ("healthy", "cooling_down", "probing")
@@ -67,6 +69,9 @@ class EndpointState:
         self.policy = policy
         self.cfg: LLMConfig | None = None  # the configuration pointed at this URL
         self.in_flight = 0
+        # The base URL's slots, shared with every configuration naming it (slots.py); None:
+        # this state's own count against the pool's cap (a Pool built without Upstreams).
+        self.slots: Slots | None = None
         # Start times of the requests in flight, oldest first (dicts keep insertion order):
         # a request still unanswered is a latency sample too, and grows with every draw.
         self._started: dict[int, float] = {}
@@ -79,6 +84,10 @@ class EndpointState:
         self.cooling = False
         self.cooldown_until = 0.0  # time.monotonic()
         self.probe_in_flight = False
+        # Shared health (shared_health.py): another worker probes it, or the lease is being
+        # asked for; and the hook told of each cool-down (True) and return (False).
+        self.probe_held = False
+        self.on_health: Callable[[EndpointState, bool], None] | None = None
         self.last_error: Diagnostic | None = None
         self.drain: Drain | None = None
         self._answers: deque[float] = deque(maxlen=RECENT_ANSWERS)  # seconds, newest last
@@ -119,12 +128,15 @@ class EndpointState:
         return "cooling_down" if now < self.cooldown_until else "probing"
 
     def probe_due(self, now: float) -> bool:
-        return self.cooling and now >= self.cooldown_until and not self.probe_in_flight
+        return (self.cooling and now >= self.cooldown_until and not self.probe_in_flight
+                and not self.probe_held)
 
     def has_room(self, max_in_flight: int | None) -> bool:
         """Whether a new request may go here now (never while drained)."""
         if self.drain is not None:
             return False
+        if self.slots is not None:
+            return self.slots.has_room()
         return max_in_flight is None or self.in_flight < max_in_flight
 
     def cost(self, now: float) -> float:
@@ -143,6 +155,8 @@ class EndpointState:
     def begin(self, *, probe: bool, hedge: bool = False) -> int:
         """Count a request in flight; returns the token `end()` takes."""
         self.in_flight += 1
+        if self.slots is not None:
+            self.slots.taken()
         self._tokens += 1
         self._started[self._tokens] = time.monotonic()
         if probe:
@@ -157,6 +171,8 @@ class EndpointState:
         self._started.pop(token, None)
         if probe:
             self.probe_in_flight = False
+        if self.slots is not None:
+            self.slots.freed()
 
     def answered(self, latency_s: float, now: float) -> None:
         """The endpoint answered (a usable answer, or a refusal that is the request's fault)."""
@@ -170,6 +186,8 @@ class EndpointState:
         if self.cooling:  # the probe (or a last-resort call) got through: back in service
             self.cooling = False
             self.ejections = 0
+            if self.on_health is not None:
+                self.on_health(self, False)
 
     def failed(self, error: LLMCallError, elapsed_s: float, now: float) -> None:
         """A call failed. Counted against the endpoint only when it is the endpoint's fault."""
@@ -212,6 +230,8 @@ class EndpointState:
         self.consecutive_failures = 0
         self.hedge_losses = 0
         self.cooldown_until = now + max(backoff, retry_after_s or 0.0)
+        if self.on_health is not None:
+            self.on_health(self, True)
 
     # -- what ops see --------------------------------------------------------------------
     def view(self, now: float | None = None) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from collections.abc import Collection
 
 from callout_server.llm import LLMConfig
 from callout_server.upstream.endpoint import EndpointState
+from callout_server.upstream.slots import wait_for_slot
 
 
 def pool_urls(cfg: LLMConfig) -> list[tuple[str, float]]:
@@ -73,7 +74,12 @@ class Pool:
         return any(ep not in exclude and not ep.cooling and ep.drain is None
                    and not ep.has_room(self.max_in_flight) for ep in self.endpoints)
 
-    async def wait_for_slot(self, timeout_s: float) -> bool:
+    async def wait_for_slot(self, timeout_s: float, tier: str | None = None) -> bool:
+        """Until a slot frees at one of the endpoints (shared slots: NLU calls first, then
+        chat, then scripts, see slots.py), at most `timeout_s`."""
+        shared = [ep.slots for ep in self.endpoints if ep.slots is not None and ep.drain is None]
+        if shared:
+            return await wait_for_slot(shared, tier or self.cfg.tier, timeout_s)
         if timeout_s <= 0:
             return False
         if self._freed is None:

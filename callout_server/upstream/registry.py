@@ -25,6 +25,8 @@ from callout_server.upstream.deadline import Deadline
 from callout_server.upstream.endpoint import Drain, EndpointState, HealthPolicy
 from callout_server.upstream.pool import Pool, pool_urls
 from callout_server.upstream.route import Route, Served
+from callout_server.upstream.shared_health import HealthChannel, SharedHealth
+from callout_server.upstream.slots import Slots
 from callout_server.upstream.streams import PoolStream
 
 # Routes whose pools are kept at once: a snapshot's (a few per tier) and evaluations'.
@@ -51,6 +53,8 @@ class Upstreams:
         self._background: set[asyncio.Future[Any]] = set()
         # (config key, shown URL) -> Drain: endpoints taken out of service by hand.
         self._drains: Mapping[tuple[str, str], Drain] = {}
+        self.shared: SharedHealth | None = None  # health shared with other workers
+        self._slots: dict[str, Slots] = {}  # base URL -> its slots, whoever calls it
 
     def __repr__(self) -> str:
         return f"<Upstreams pools={len(self._pools)}>"
@@ -84,6 +88,7 @@ class Upstreams:
         wanted = {url.rstrip("/") for url, _ in urls}
         for state_key in [k for k in self._states if k[0] == key and k[1] not in wanted]:
             self._states.pop(state_key).retire()
+            self._slots_of(state_key[1]).drop_cap(key)
         endpoints = []
         for url, weight in urls:
             state = self._states.get((key, url.rstrip("/")))
@@ -91,9 +96,29 @@ class Upstreams:
                 state = EndpointState(key, cfg.id, url, weight, self.policy)
                 state.drain = self._drains.get((key, state.shown_url))
                 self._states[(key, url.rstrip("/"))] = state
+                if self.shared is not None:
+                    self.shared.attach(state)
             state.base_url, state.weight = url, weight
+            state.slots = self._slots_of(url)
+            state.slots.set_cap(key, cfg.max_in_flight)
             endpoints.append(state)
         return Pool(cfg, endpoints)
+
+    def _slots_of(self, url: str) -> Slots:
+        """One set of slots per base URL: the smallest cap any configuration naming it sets."""
+        url = url.rstrip("/")
+        slots = self._slots.get(url)
+        if slots is None:
+            slots = self._slots[url] = Slots(url)
+        return slots
+
+    def share_health(self, channel: HealthChannel) -> SharedHealth:
+        """Cool-downs and probe verdicts shared with the other workers over `channel`
+        (shared_health.py); the channel hands what it hears to `.receive`."""
+        self.shared = SharedHealth(lambda: self._states.values(), channel)
+        for state in self._states.values():
+            self.shared.attach(state)
+        return self.shared
 
     def hold(self, task: asyncio.Future[Any]) -> None:
         """Keep a cancelled request alive until it has closed its connection."""
@@ -136,10 +161,15 @@ class Upstreams:
         for state in self._states.values():
             state.drain = self._drains.get((state.config_key, state.shown_url))
 
-    # -- what ops see --------------------------------------------------------------------
-    def views(self, routes: Iterable[Route | LLMConfig] = ()) -> list[dict[str, Any]]:
-        """Every endpoint of `routes` (configured) and of every pool called so far."""
+    def prepare(self, routes: Iterable[Route | LLMConfig]) -> None:
+        """Build the pools of `routes` now (each configuration snapshot): every cap on a base
+        URL counts from the start, not from the first call of its configuration."""
         for route in routes:
             for cfg in Route.of(route).chain:
                 self.pool(cfg)
+
+    # -- what ops see --------------------------------------------------------------------
+    def views(self, routes: Iterable[Route | LLMConfig] = ()) -> list[dict[str, Any]]:
+        """Every endpoint of `routes` (configured) and of every pool called so far."""
+        self.prepare(routes)
         return [state.view() for state in self._states.values()]

@@ -474,6 +474,7 @@ def test_pool_edited_in_the_form_and_health_shown(page: Any, console_server: str
     expect(section.locator(f"[data-fallback-id='{backup['id']}']")).to_contain_text("backup-nlu")
     dlg.get_by_label("对冲等待（毫秒）").fill("150")
     dlg.get_by_label("每端点并发上限").fill("8")
+    dlg.get_by_label("发送请求优先级").check()
     DOCS_SHOTS.mkdir(parents=True, exist_ok=True)
     dlg.screenshot(path=str(DOCS_SHOTS / "real-05-pool-form.png"))
     dlg.get_by_role("button", name="保存").click()
@@ -485,6 +486,7 @@ def test_pool_edited_in_the_form_and_health_shown(page: Any, console_server: str
                                   {"base_url": dead, "weight": 1.0}]
     assert saved["fallback_ids"] == [backup["id"]]
     assert (saved["hedge_after_ms"], saved["max_in_flight"]) == (150, 8)
+    assert saved["send_priority"] is True
     expect(row.get_by_test_id("pool-summary")).to_contain_text("3 个副本")
     expect(row.get_by_test_id("pool-summary")).to_contain_text("备用 backup-nlu")
 

@@ -11,7 +11,7 @@ import { canaryBanner, openStartCanary } from "./canaries.js";
 // Fields a rollback may restore (never key material, never bookkeeping).
 const ROLLBACK_FIELDS = ["tier", "name", "base_url", "model", "api_style", "timeout_s", "max_tokens", "temperature",
   "enable_thinking", "reasoning_effort", "extra_params", "vendor",
-  "endpoints", "fallback_ids", "hedge_after_ms", "max_in_flight"];
+  "endpoints", "fallback_ids", "hedge_after_ms", "max_in_flight", "send_priority"];
 const KEY_FIELDS = new Set(["api_key", "api_key_masked", "has_api_key", "api_key_encrypted", "key"]);
 const WRITABLE = ["tier", "name", "base_url", "model", "api_style", "timeout_s", "max_tokens", "temperature",
   "enable_thinking", "reasoning_effort", "extra_params"];

@@ -68,6 +68,11 @@ export function poolSection(c, configs) {
     hint: t("hedge_hint"), attrs: { min: "10", max: "60000", step: "1", inputmode: "numeric", placeholder: t("off") } });
   const cap = field({ label: t("max_in_flight"), name: "max_in_flight", type: "number", value: c.max_in_flight ?? "",
     hint: t("max_in_flight_hint"), attrs: { min: "1", step: "1", inputmode: "numeric", placeholder: t("unbounded") } });
+  const prioId = nextId("prio");
+  const prioInput = h("input", { type: "checkbox", id: prioId, name: "send_priority", checked: !!c.send_priority });
+  const prio = h("div", { class: "field field-check" }, prioInput,
+    h("label", { for: prioId }, t("send_priority")),
+    h("p", { class: "field-hint" }, t("send_priority_hint")));
   const epLabel = nextId("ep-l");
   const fbLabel = nextId("fb-l");
   const row = h("fieldset", { class: "pool-section", "data-testid": "pool-section" },
@@ -77,12 +82,13 @@ export function poolSection(c, configs) {
       h("span", { class: "label", id: epLabel }, t("endpoints")), epBox),
     h("div", { class: "field", role: "group", "aria-labelledby": fbLabel },
       h("span", { class: "label", id: fbLabel }, t("fallback_ids")), fbBox),
-    h("div", { class: "grid-2" }, hedge.row, cap.row));
+    h("div", { class: "grid-2" }, hedge.row, cap.row), prio);
 
   const fields = {
     endpoints: { input: epBox, setError: setErr(epError) },
     fallback_ids: { input: fbBox, setError: setErr(fbError) },
     hedge_after_ms: hedge, max_in_flight: cap,
+    send_priority: { input: prioInput, setError: () => {} },
   };
   return {
     row, fields,
@@ -94,7 +100,7 @@ export function poolSection(c, configs) {
       if (eps.some((e) => !(e.weight > 0))) errors.endpoints = t("weight_positive");
       const int = (f) => (f.input.value.trim() === "" ? null : Math.trunc(Number(f.input.value)));
       return { errors, payload: { endpoints: eps, fallback_ids: [...fallbacks],
-        hedge_after_ms: int(hedge), max_in_flight: int(cap) } };
+        hedge_after_ms: int(hedge), max_in_flight: int(cap), send_priority: prioInput.checked } };
     },
   };
 }

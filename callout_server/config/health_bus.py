@@ -1,0 +1,223 @@
+"""Endpoint health over Redis: the channel `Upstreams.share_health` speaks through.
+
+    channel = RedisHealthChannel(redis_url, prefix)      # wired by services.py
+    shared = upstreams.share_health(channel)
+    await channel.start(shared.receive) ... await channel.stop()
+
+Redis keys, under the configuration bus's prefix (`[redis] channel_prefix`):
+
+    <prefix>:upstream-health                 pub/sub: one JSON notice per verdict
+    <prefix>:upstream-cooled                 hash: endpoint id -> the cool-down (epoch end),
+                                             read by a worker when it (re)subscribes, so one
+                                             started later skips a dead endpoint too
+    <prefix>:probe-lease:<endpoint id>       SET NX PX: which worker probes the endpoint
+
+Nothing here is on a call's path: `publish` queues (a writer task sends), the subscription
+hands each notice to `receive`, and `lease` is asked when a cool-down ends. Redis down: the
+channel says `available` False (the workers go by their own views), and both loops
+reconnect by themselves, with a backoff.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+import redis.asyncio as aioredis
+
+from callout_server.upstream import HealthNotice
+
+log = logging.getLogger(__name__)
+
+_BACKOFF_MIN_S = 0.2
+_BACKOFF_MAX_S = 5.0
+_OP_TIMEOUT_S = 0.5
+_QUEUE = 1024
+# The cooled-endpoint hash outlives its longest entry (a Retry-After is honoured to 300 s).
+_COOLED_TTL_S = 600
+# Deletes the lease only when it is ours (a verdict ends our round, never another's).
+_RELEASE = """if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0"""
+
+
+class RedisHealthChannel:
+    def __init__(self, redis_url: str, prefix: str, *, origin: str | None = None) -> None:
+        self.redis_url = redis_url
+        self.channel = f"{prefix}:upstream-health"
+        self.cooled_key = f"{prefix}:upstream-cooled"
+        self.lease_prefix = f"{prefix}:probe-lease:"
+        self.origin = origin or f"{os.uname().nodename}:{os.getpid()}:{id(self):x}"
+        self._subscribed = False
+        self._writer_ok = True
+        self._client: aioredis.Redis | None = None
+        self._queue: asyncio.Queue[HealthNotice] = asyncio.Queue(_QUEUE)
+        self._tasks: list[asyncio.Task[None]] = []
+        self._receive: Callable[[HealthNotice], None] | None = None
+        self._stopping = False
+
+    def __repr__(self) -> str:
+        return f"<RedisHealthChannel {self.channel} available={self.available}>"
+
+    @property
+    def available(self) -> bool:
+        return self._subscribed
+
+    # -- lifecycle -------------------------------------------------------------------------
+    async def start(self, receive: Callable[[HealthNotice], None]) -> None:
+        self._receive = receive
+        self._stopping = False
+        self._client = aioredis.from_url(self.redis_url, socket_connect_timeout=1.0,
+                                         socket_timeout=1.0)
+        self._tasks = [asyncio.create_task(self._subscribe_loop(), name="health-sub"),
+                       asyncio.create_task(self._write_loop(), name="health-pub")]
+
+    async def stop(self) -> None:
+        self._stopping = True
+        self._subscribed = False
+        for task in self._tasks:
+            task.cancel()
+        if self._tasks:
+            await asyncio.wait(self._tasks, timeout=5.0)
+        self._tasks.clear()
+        if self._client is not None:
+            with contextlib.suppress(Exception):
+                await self._client.aclose()
+            self._client = None
+
+    # -- what upstream calls ---------------------------------------------------------------
+    def publish(self, notice: HealthNotice) -> None:
+        if not self.available:
+            return
+        try:
+            self._queue.put_nowait(notice)
+        except asyncio.QueueFull:  # a storm of verdicts: the newest ones are dropped
+            log.warning("upstream health notices backing up; dropping one")
+
+    async def lease(self, endpoint: str, ttl_s: float) -> bool | None:
+        if self._client is None or not self.available:
+            return None
+        key = self.lease_prefix + endpoint
+        try:
+            async with asyncio.timeout(_OP_TIMEOUT_S):
+                if await self._client.set(key, self.origin, nx=True, px=int(ttl_s * 1000)):
+                    return True
+                holder = await self._client.get(key)
+        except Exception as exc:
+            self._write_failed(exc)
+            return None
+        # Still ours from the round before (our verdict came back as a new cool-down).
+        return holder is not None and holder.decode() == self.origin
+
+    # -- loops -------------------------------------------------------------------------------
+    async def _write_loop(self) -> None:
+        while not self._stopping:
+            batch = [await self._queue.get()]
+            while not self._queue.empty():  # whatever piled up meanwhile: one round trip
+                batch.append(self._queue.get_nowait())
+            try:
+                async with asyncio.timeout(_OP_TIMEOUT_S * 2):
+                    await self._send(batch)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                self._write_failed(exc)
+            else:
+                self._writer_ok = True
+
+    async def _send(self, batch: list[HealthNotice]) -> None:
+        assert self._client is not None
+        pipe = self._client.pipeline(transaction=False)
+        for notice in batch:
+            if notice.kind == "cooled":
+                entry = {"until": time.time() + notice.cooldown_s,
+                         "ejections": notice.ejections, "origin": notice.origin}
+                pipe.hset(self.cooled_key, notice.endpoint, json.dumps(entry))
+            else:
+                pipe.hdel(self.cooled_key, notice.endpoint)
+            pipe.publish(self.channel, notice.to_json())
+            pipe.eval(_RELEASE, 1, self.lease_prefix + notice.endpoint, self.origin)
+        pipe.expire(self.cooled_key, _COOLED_TTL_S)
+        await pipe.execute()
+
+    async def _subscribe_loop(self) -> None:
+        backoff = _BACKOFF_MIN_S
+        while not self._stopping:
+            client = aioredis.from_url(self.redis_url, socket_connect_timeout=1.0,
+                                       health_check_interval=2)
+            pubsub = client.pubsub(ignore_subscribe_messages=True)
+            try:
+                async with asyncio.timeout(2.0):
+                    await pubsub.subscribe(self.channel)
+                    await self._catch_up(client)
+                    # Warm the writer's connection: the first verdict goes out at once.
+                    assert self._client is not None
+                    await self._client.ping()
+                if not self._subscribed:
+                    log.info("upstream health shared through redis (%s)", self.channel)
+                self._subscribed = True
+                backoff = _BACKOFF_MIN_S
+                await self._listen(pubsub)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                if self._subscribed:
+                    log.warning("redis unreachable (%s); each worker goes by its own view "
+                                "of endpoint health", type(exc).__name__)
+                self._subscribed = False
+            finally:
+                with contextlib.suppress(Exception):
+                    await pubsub.aclose()
+                with contextlib.suppress(Exception):
+                    await client.aclose()
+            if self._stopping:
+                return
+            await asyncio.sleep(backoff)
+            backoff = min(backoff * 2, _BACKOFF_MAX_S)
+
+    async def _catch_up(self, client: aioredis.Redis) -> None:
+        """The cool-downs in force (found while this worker was away or not yet started)."""
+        entries: dict[Any, Any] = await client.hgetall(self.cooled_key)
+        now = time.time()
+        for endpoint, raw in entries.items():
+            try:
+                entry = json.loads(raw)
+                left = float(entry["until"]) - now
+                notice = HealthNotice("cooled", endpoint.decode(), str(entry["origin"]), left,
+                                      int(entry.get("ejections", 0)))
+            except (ValueError, KeyError, TypeError):
+                continue
+            if left > 0:
+                self._deliver(notice)
+
+    async def _listen(self, pubsub: aioredis.client.PubSub) -> None:
+        last_ping = time.monotonic()
+        while not self._stopping:
+            message = await pubsub.get_message(timeout=1.0)
+            if message is not None and message.get("type") == "message":
+                notice = HealthNotice.from_json(message.get("data") or b"")
+                if notice is not None:
+                    self._deliver(notice)
+            if time.monotonic() - last_ping > 2.0:
+                async with asyncio.timeout(2.0):
+                    await pubsub.ping()
+                last_ping = time.monotonic()
+
+    def _deliver(self, notice: HealthNotice) -> None:
+        if self._receive is None:
+            return
+        try:
+            self._receive(notice)
+        except Exception:  # one bad notice must not end the subscription
+            log.exception("applying an upstream health notice failed")
+
+    def _write_failed(self, exc: BaseException) -> None:
+        if self._writer_ok:
+            log.warning("redis write for upstream health failed (%s); going by this "
+                        "worker's own view until it answers", type(exc).__name__)
+        self._writer_ok = False
