@@ -31,6 +31,8 @@ from callout_server.health import router as health_router
 from callout_server.logs import write_through
 from callout_server.people.audit_router import router as audit_router
 from callout_server.people.router import router as people_router
+from callout_server.service_keys.gate import KeyGate
+from callout_server.service_keys.router import router as service_keys_router
 from callout_server.services import Services
 from callout_server.tiers.chat.router import router as chat_router
 from callout_server.tiers.nlu.router import router as nlu_router
@@ -84,6 +86,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_error_handlers(app)
     install_openapi(app)
     install_docs(app, title=app.title)  # /docs and /redoc from local assets (no CDN)
+    # Inside the edge (added first: the last added is outermost): a service key's tiers and
+    # limits, once the edge has authenticated the caller (service_keys/gate.py).
+    app.add_middleware(KeyGate, components=lambda: app.state.components)
     app.add_middleware(EdgeMiddleware, body_limit=settings.server.body_limit_named,
                        authenticate=authenticate, default_locale=settings.server.locale)
     # The dialer's hot routes first: every request is matched against the routes in order
@@ -100,5 +105,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(people_router)
     app.include_router(audit_router)
     app.include_router(evaluation_router)
+    app.include_router(service_keys_router)
     mount_console(app)
     return app

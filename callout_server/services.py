@@ -8,7 +8,7 @@ others.
 
     secrets -> (SQLite: migrate) -> db -> llm client -> upstream pools
             -> snapshot loader -> store -> sync -> config service -> connection tester
-            -> auth -> audit log (retention purge) -> people
+            -> auth -> service keys -> audit log (retention purge) -> people
             -> call-log recorder -> diagnostics queries
             -> tiers (nlu, drafts + scripts, chat) -> health
             -> shadow evaluation (over config and the nlu tier)
@@ -44,6 +44,11 @@ from callout_server.evaluation.service import EvaluationService
 from callout_server.health import HealthCheck
 from callout_server.llm import LLMClient
 from callout_server.people.service import PeopleService
+from callout_server.service_keys.gate import KeyGuard
+from callout_server.service_keys.hashing import PURPOSE, KeyHasher
+from callout_server.service_keys.last_used import LastUsed
+from callout_server.service_keys.service import ServiceKeyService
+from callout_server.service_keys.table import SERVICE_KEYS
 from callout_server.tiers.chat.service import ChatService
 from callout_server.tiers.defaults import THINKING_DEFAULT
 from callout_server.tiers.nlu.service import NluService
@@ -105,6 +110,7 @@ class Services:
         self.auth = self._provide(AuthService(s.auth, self.db))
         await self.auth.start()
         self._stoppers.append(self.auth.stop)
+        await self._start_service_keys()
         await self._start_people()
         await self._start_call_log()
         await self._start_tiers()
@@ -125,7 +131,7 @@ class Services:
     async def _start_config(self) -> None:
         s = self.settings
         # Live state beside the configurations, loaded with every snapshot (config/live.py).
-        loader = SnapshotLoader(self.db, self.secrets, s.file_llm_configs, sections=[DRAINS])
+        loader = SnapshotLoader(self.db, self.secrets, s.file_llm_configs, sections=[DRAINS, SERVICE_KEYS])
         self.store = ConfigStore(loader.initial(), loader.load)
         self.store.add_listener(lambda snapshot: CONFIG_GENERATION.set(snapshot.generation))
         self.sync = ConfigSync(
@@ -143,6 +149,17 @@ class Services:
         self._provide(ModelLister(self.config))
         await self.sync.start()
         self._stoppers.append(self.sync.stop)
+
+    async def _start_service_keys(self) -> None:
+        # Looked up in memory by digest (service_keys/table.py); changed through LiveWrites.
+        hasher = KeyHasher(self.secrets.subkeys(PURPOSE))
+        store = self.store
+        self.auth.keys = lambda token: store.current.section(SERVICE_KEYS).lookup(hasher, token)
+        self._provide(ServiceKeyService(self.writes, hasher))
+        last_used = LastUsed(self.db, flush_interval_s=self.settings.service_keys.last_used_flush_s)
+        await last_used.start()
+        self._stoppers.append(last_used.stop)
+        self._provide(KeyGuard(last_used))
 
     async def _start_people(self) -> None:
         self.audit = self._provide(AuditLog(self.db, self.settings.audit))

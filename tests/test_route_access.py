@@ -74,6 +74,11 @@ ROUTES: dict[tuple[str, str], str] = {
     ("GET", "/api/admin/evaluations/{evaluation_id}"): "viewer",
     ("GET", "/api/admin/evaluations/{evaluation_id}/disagreements"): "viewer",
     ("POST", "/api/admin/evaluations/{evaluation_id}/cancel"): "operator",
+    # service keys
+    ("GET", "/api/admin/service-keys"): "admin",
+    ("POST", "/api/admin/service-keys"): "admin",
+    ("PUT", "/api/admin/service-keys/{key_id}"): "admin",
+    ("DELETE", "/api/admin/service-keys/{key_id}"): "admin",
     # diagnostics
     ("GET", "/api/admin/diagnostics"): "viewer",
     ("GET", "/api/admin/diagnostics/summary"): "viewer",

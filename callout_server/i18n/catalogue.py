@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from callout_server.i18n.catalogue_diagnostics import DIAGNOSTIC_MESSAGES
+from callout_server.i18n.catalogue_keys import KEY_MESSAGES
 from callout_server.i18n.locale import Locale
 
 # key -> (zh, en); model-call diagnostics are their own section (catalogue_diagnostics.py)
@@ -272,6 +273,7 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "llm_section_missing": ("缺少 [llm.{tier}] 段", "missing [llm.{tier}] section"),
 }
 MESSAGES |= DIAGNOSTIC_MESSAGES  # its keys are prefixed: diagnostic., advice., reason.
+MESSAGES |= KEY_MESSAGES  # service keys, limits, usage and cost (catalogue_keys.py)
 
 # Separators that join rendered pieces (a field and its message, several messages).
 COLON: dict[Locale, str] = {"zh": "：", "en": ": "}
