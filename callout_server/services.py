@@ -47,6 +47,7 @@ from callout_server.people.service import PeopleService
 from callout_server.service_keys.gate import KeyGuard
 from callout_server.service_keys.hashing import PURPOSE, KeyHasher
 from callout_server.service_keys.last_used import LastUsed
+from callout_server.service_keys.limits import KeyLimiter
 from callout_server.service_keys.service import ServiceKeyService
 from callout_server.service_keys.table import SERVICE_KEYS
 from callout_server.tiers.chat.service import ChatService
@@ -114,7 +115,8 @@ class Services:
         await self._start_people()
         await self._start_call_log()
         await self._start_tiers()
-        self.health = self._provide(HealthCheck(self.sync, self.store, self.recorder))
+        self.health = self._provide(HealthCheck(self.sync, self.store, self.recorder,
+                                                self.components[KeyGuard].limiter))
         await self._start_evaluations()
 
     async def _stop_llm(self) -> None:
@@ -159,7 +161,10 @@ class Services:
         last_used = LastUsed(self.db, flush_interval_s=self.settings.service_keys.last_used_flush_s)
         await last_used.start()
         self._stoppers.append(last_used.stop)
-        self._provide(KeyGuard(last_used))
+        k, r = self.settings.service_keys, self.settings.redis
+        limiter = KeyLimiter(r.url, r.channel_prefix, workers=k.workers, lease_s=k.lease_s)
+        self._stoppers.append(limiter.aclose)
+        self._provide(KeyGuard(last_used, limiter))
 
     async def _start_people(self) -> None:
         self.audit = self._provide(AuditLog(self.db, self.settings.audit))

@@ -21,6 +21,7 @@ import logging
 from typing import Protocol
 from urllib.parse import urlsplit
 
+from callout_server.calllog.caller import CALLER, Caller
 from callout_server.calllog.inputs import NluInputs
 from callout_server.calllog.records import CallRecord
 from callout_server.llm import Diagnostic
@@ -55,14 +56,21 @@ NULL_RECORDER = NullRecorder()
 
 def record_call(recorder: Recorder, report: CallReport, tier: str, *,
                 call_id: str | None = None, node_id: str | None = None,
-                source: str = "live", inputs: NluInputs | None = None) -> Diagnostic | None:
+                source: str = "live", inputs: NluInputs | None = None,
+                caller: Caller | None = None) -> Diagnostic | None:
     """Record one model call of any tier; returns its diagnostic with the record's id.
 
     `source` is "evaluation" for a shadow evaluation's replay; `inputs` (an NLU decision's)
-    are written beside the record.
+    are written beside the record. `caller` (default: the one the service-key gate made
+    current, `caller.CALLER`) is told the tokens the vendor counted.
     """
+    caller = CALLER.get() if caller is None else caller
     rec = to_record(report, tier, call_id=call_id, node_id=node_id, source=source,
                     inputs=inputs)
+    if caller is not None:
+        tokens = (rec.prompt_tokens or 0) + (rec.completion_tokens or 0)
+        if tokens > 0:
+            caller.spent(tokens)
     diagnostic = report.diagnostic
     if diagnostic is not None and diagnostic.code not in QUIET_CODES:
         log_failure(rec, report, diagnostic)

@@ -137,6 +137,8 @@ class ServiceKeysSettings(Section):
     # Workers sharing the limits; with Redis away each counts 1/workers of a limit alone.
     # The `serve --workers N` command sets it (CALLOUT_WORKERS); several hosts: the total.
     workers: int = Field(1, ge=1, le=10_000)
+    # An in-flight slot held by a worker that died is free again after this long.
+    lease_s: float = Field(300.0, gt=0)
 
 
 class ChatSettings(Section):

@@ -16,15 +16,19 @@ Nothing here reads the body or waits on the database.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from callout_server.api.errors import error_headers
+from callout_server.calllog.caller import CALLER, Caller
 from callout_server.errors import ApiError
 from callout_server.i18n import current
 from callout_server.service_keys.errors import TierRefused
+from callout_server.service_keys.last_used import LastUsed
+from callout_server.service_keys.limits import KeyLimiter
 from callout_server.service_keys.table import ServiceKey
 
 # The dialer's routes, by the tier they call.
@@ -66,11 +70,28 @@ class KeyGate:
 class KeyGuard:
     """What the gate does for a key in scope: limits, last used, the caller's identity."""
 
-    def __init__(self, last_used: Any, limiter: Any = None) -> None:
+    def __init__(self, last_used: LastUsed, limiter: KeyLimiter) -> None:
         self.last_used = last_used
         self.limiter = limiter
 
     async def serve(self, key: ServiceKey, tier: str, app: ASGIApp, scope: Scope,
                     receive: Receive, send: Send) -> None:
         self.last_used.touch(key.id)
-        await app(scope, receive, send)
+        limiter = self.limiter
+        spent = partial(limiter.spend, key) if key.daily_tokens is not None else _nowhere
+        token = CALLER.set(Caller(key.id, key.campaign, spent))
+        try:
+            if not key.limited:
+                await app(scope, receive, send)
+                return
+            lease = await limiter.acquire(key)  # LimitExceeded: the gate answers the 429
+            try:
+                await app(scope, receive, send)
+            finally:  # the answer is sent (a stream: to its end), the slot is free
+                await limiter.release(key, lease)
+        finally:
+            CALLER.reset(token)
+
+
+def _nowhere(tokens: int) -> None:
+    return None
