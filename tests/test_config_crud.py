@@ -36,7 +36,8 @@ async def test_create_get_list_shape(app_client) -> None:
                 "api_style", "timeout_s", "max_tokens", "temperature", "enable_thinking",
                 "reasoning_effort", "extra_params", "vendor", "is_active", "version",
                 "updated_at", "updated_by",
-                "endpoints", "fallback_ids", "hedge_after_ms", "max_in_flight"}  # pools
+                "endpoints", "fallback_ids", "hedge_after_ms", "max_in_flight",  # pools
+                "price"}  # usage and cost (docs/usage.md)
     assert set(created) == expected
     assert (created["endpoints"], created["fallback_ids"]) == ([], [])
     got = (await app_client.get(f"{URL}/{created['id']}", headers=H)).json()

@@ -23,6 +23,7 @@ EXPECTED = {
     "LLMCallError",
     "LLMClient",
     "LLMConfig",
+    "Price",
     "LLMRequest",
     "LLMStream",
     "Locale",

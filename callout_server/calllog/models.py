@@ -47,6 +47,13 @@ class LLMCallLog(Base):
     attempts: Mapped[int | None] = mapped_column(Integer)
     # "live", or "evaluation" for a shadow evaluation's replay (never counted as traffic).
     source: Mapped[str] = mapped_column(String(16), nullable=False, server_default="live")
+    # Who the call was made for and what it cost (migration 0013_service_keys): the service
+    # key and campaign the caller authenticated with; the configuration's price applied to
+    # the tokens the vendor reported (reasoning priced as output).
+    key_id: Mapped[int | None] = mapped_column(Integer)
+    campaign: Mapped[str | None] = mapped_column(String(64))
+    cost: Mapped[float | None] = mapped_column(Float)
+    currency: Mapped[str | None] = mapped_column(String(8))
 
     __table_args__ = (
         Index("ix_llm_call_logs_at", "at"),

@@ -42,9 +42,9 @@ def _text_limits() -> dict[str, int]:
 
 
 TEXT_LIMITS = _text_limits()
-FLOAT_COLUMNS = ("latency_ms", "ttft_ms")
+FLOAT_COLUMNS = ("latency_ms", "ttft_ms", "cost")
 INT_COLUMNS = ("config_id", "prompt_tokens", "completion_tokens", "reasoning_tokens",
-               "max_tokens", "status", "attempts")
+               "max_tokens", "status", "attempts", "key_id")
 
 
 def storable_text(value: object, limit: int) -> str:
@@ -107,6 +107,10 @@ class CallRecord:
     reason_args: dict[str, Any] | None = None
     detail: str | None = None
     source: str = "live"  # "evaluation": a shadow evaluation's replay, never live traffic
+    key_id: int | None = None  # the service key the caller authenticated with
+    campaign: str | None = None  # that key's campaign
+    cost: float | None = None  # the configuration's price applied to the tokens (None: unpriced)
+    currency: str | None = None
     # An NLU decision's inputs, on its last attempt's record (not a column: a row of
     # `nlu_call_inputs` written in the same transaction; see inputs.py)
     inputs: NluInputs | None = None

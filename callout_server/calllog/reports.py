@@ -66,7 +66,7 @@ def record_call(recorder: Recorder, report: CallReport, tier: str, *,
     """
     caller = CALLER.get() if caller is None else caller
     rec = to_record(report, tier, call_id=call_id, node_id=node_id, source=source,
-                    inputs=inputs)
+                    inputs=inputs, caller=caller)
     if caller is not None:
         tokens = (rec.prompt_tokens or 0) + (rec.completion_tokens or 0)
         if tokens > 0:
@@ -82,13 +82,15 @@ def record_call(recorder: Recorder, report: CallReport, tier: str, *,
 
 def to_record(report: CallReport, tier: str, *, call_id: str | None = None,
               node_id: str | None = None, source: str = "live",
-              inputs: NluInputs | None = None) -> CallRecord:
+              inputs: NluInputs | None = None, caller: Caller | None = None) -> CallRecord:
     """The record of `report`, with the tier's own fields.
 
     A diagnostic is kept as its code and numbers; its numbers (what the call was judged
     on) win over the report's finish reason and budget. Usage the vendor reported wins
     over the diagnostic's counts; a failed call often has none, and then the counts its
-    diagnostic carries (e.g. the tokens reasoning ate) are kept.
+    diagnostic carries (e.g. the tokens reasoning ate) are kept. The cost is the
+    configuration's price applied to those counts (reasoning tokens priced as output); the
+    caller (a service key, its campaign) is stamped on the record.
     """
     cfg, d, usage = report.config, report.diagnostic, report.usage
     rec = CallRecord(
@@ -114,6 +116,11 @@ def to_record(report: CallReport, tier: str, *, call_id: str | None = None,
             rec.completion_tokens = usage.completion_tokens
         if usage.reasoning_tokens is not None:
             rec.reasoning_tokens = usage.reasoning_tokens
+    if cfg.price is not None:
+        rec.cost = cfg.price.cost(rec.prompt_tokens, rec.completion_tokens, rec.reasoning_tokens)
+        rec.currency = cfg.price.currency
+    if caller is not None:
+        rec.key_id, rec.campaign = caller.key_id, caller.campaign
     return rec
 
 

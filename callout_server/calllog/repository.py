@@ -21,6 +21,7 @@ RECORD_FIELDS = (
     "finish_reason", "latency_ms", "ttft_ms", "prompt_tokens", "completion_tokens",
     "reasoning_tokens", "max_tokens", "status", "call_id", "node_id", "source",
     "endpoint", "attempts",  # which endpoint served the call, and the requests it took
+    "key_id", "campaign", "cost", "currency",  # who it was for and what it cost (0013)
 )
 
 

@@ -12,7 +12,7 @@ Everything importable from here is the package's public surface (`tests/test_llm
 pins it); other modules are internal to the package, and modules outside it import only
 this one (an import contract in `pyproject.toml`):
 
-    the client      LLMClient, LLMConfig, Endpoint, ApiStyle, LLMRequest, Completion, LLMStream
+    the client      LLMClient, LLMConfig, Endpoint, Price, ApiStyle, LLMRequest, Completion, LLMStream
     events          Event, TextDelta, ReasoningDelta, ToolCall, Usage, Finish
     verdicts        Diagnostic, Locale, LLMCallError
     vendors         DIALECTS, Dialect, resolve_dialect, effective_thinking, PROTECTED_BODY_KEYS
@@ -27,7 +27,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from callout_server.llm.client import Completion, LLMClient
-from callout_server.llm.config import PROTECTED_BODY_KEYS, ApiStyle, Endpoint, LLMConfig
+from callout_server.llm.config import PROTECTED_BODY_KEYS, ApiStyle, Endpoint, LLMConfig, Price
 from callout_server.llm.credentials import (
     check_api_key,
     check_no_url_credentials,
@@ -89,6 +89,7 @@ __all__ = [
     "LLMStream",
     "Locale",
     "PoolLimits",
+    "Price",
     "ReasoningDelta",
     "Refusal",
     "SentenceBatcher",
