@@ -23,6 +23,7 @@ from callout_server.api.openapi import install_openapi
 from callout_server.auth.deps import authenticate
 from callout_server.auth.router import router as auth_router
 from callout_server.calllog.router import router as diagnostics_router
+from callout_server.calllog.usage_router import router as usage_router
 from callout_server.config.router import router as config_router
 from callout_server.config.settings import Settings, load_settings
 from callout_server.connectivity.router import router as connectivity_router
@@ -106,5 +107,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(audit_router)
     app.include_router(evaluation_router)
     app.include_router(service_keys_router)
+    app.include_router(usage_router)
     mount_console(app)
     return app

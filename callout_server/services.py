@@ -29,6 +29,7 @@ from callout_server.auth.service import AuthService
 from callout_server.calllog.metrics import CONFIG_GENERATION, watch_writer
 from callout_server.calllog.recorder import DiagnosticsRecorder
 from callout_server.calllog.service import DiagnosticsQueries
+from callout_server.calllog.usage_service import UsageQueries
 from callout_server.config.bus import ConfigSync
 from callout_server.config.drains import DRAINS, DrainService
 from callout_server.config.live import LiveWrites
@@ -183,6 +184,7 @@ class Services:
         self._stoppers.append(self.recorder.stop)
         watch_writer(self.recorder.health)
         self.diagnostics = self._provide(DiagnosticsQueries(self.db, self.recorder))
+        self._provide(UsageQueries(self.db))
 
     async def _start_tiers(self) -> None:
         s, store, locale = self.settings, self.store, self.settings.server.locale

@@ -79,6 +79,9 @@ ROUTES: dict[tuple[str, str], str] = {
     ("POST", "/api/admin/service-keys"): "admin",
     ("PUT", "/api/admin/service-keys/{key_id}"): "admin",
     ("DELETE", "/api/admin/service-keys/{key_id}"): "admin",
+    # usage and cost
+    ("GET", "/api/admin/usage"): "viewer",
+    ("GET", "/api/admin/calls/{call_id}"): "viewer",
     # diagnostics
     ("GET", "/api/admin/diagnostics"): "viewer",
     ("GET", "/api/admin/diagnostics/summary"): "viewer",

@@ -34,11 +34,12 @@ from typing import Any, Literal
 import orjson
 from sqlalchemy import delete, insert
 
-from callout_server.calllog import metrics
+from callout_server.calllog import metrics, usage_metrics
 from callout_server.calllog.ids import IdAllocator
 from callout_server.calllog.models import LLMCallLog, NluCallInput
 from callout_server.calllog.records import COLUMNS, INPUT_COLUMNS, CallRecord
 from callout_server.calllog.refusals import is_refused_data
+from callout_server.calllog.usage_rollup import rollup, upsert, upsert_pg
 from callout_server.db.base import SCHEMA, utcnow
 from callout_server.db.engine import Database
 from callout_server.db.retention import purge_every
@@ -113,6 +114,7 @@ class DiagnosticsRecorder:
             rec.inputs = None
         if rec.source == "live":
             metrics.observe(rec)
+            usage_metrics.observe(rec)  # per service key and campaign
         else:  # a replay is no traffic: the live series stay what the dialers sent
             metrics.EVALUATION_CALLS.labels(rec.code).inc()
         if not self._queue and not self._in_flight:
@@ -284,6 +286,7 @@ class DiagnosticsRecorder:
 
     async def _insert(self, batch: list[CallRecord]) -> None:
         inputs = [row for rec in batch if (row := rec.input_row()) is not None]
+        usage = rollup(batch)  # the daily summary, added to with the records (usage_rollup.py)
         if self._copy:
             # PostgreSQL: COPY through asyncpg costs a few µs a record, where SQLAlchemy's
             # multi-row INSERT (bind processing per value) cost ~30 µs of the worker's CPU.
@@ -300,6 +303,7 @@ class DiagnosticsRecorder:
                             NluCallInput.__tablename__, schema_name=SCHEMA,
                             columns=INPUT_COLUMNS,
                             records=[tuple(row[c] for c in INPUT_COLUMNS) for row in inputs])
+                    await upsert_pg(driver, usage)
             return
         async with self._db.session() as s:
             await s.execute(insert(LLMCallLog), [rec.row() for rec in batch])
@@ -307,6 +311,7 @@ class DiagnosticsRecorder:
                 await s.execute(insert(NluCallInput), [
                     row | {"inputs": orjson.loads(row["inputs"]),
                            "decision": orjson.loads(row["decision"])} for row in inputs])
+            await upsert(s, usage)
 
     async def purge_expired(self) -> int:
         """Delete records past `retention_days` and NLU inputs past `nlu_inputs_days`."""

@@ -29,5 +29,7 @@ KEY_MESSAGES: dict[str, tuple[str, str]] = {
     "price_not_finite": ("价格必须是有限的非负数", "a price must be a finite number, not negative"),
     "currency_invalid": ("货币应为 3 个大写字母的代码",
                          "a currency is 3 capital letters (CNY, USD...)"),
+    "until_before_since": ("结束时间早于开始时间", "until is before since"),
+    "usage_window_too_long": ("最多 {days} 天", "at most {days} days"),
     "call_not_found": ("没有通话 {call_id} 的模型调用记录", "no model call recorded for call {call_id}"),
 }

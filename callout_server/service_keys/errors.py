@@ -32,6 +32,11 @@ class TierRefused(Forbidden):
         super().__init__(msg("service_key_tier", tier=tier, tiers=", ".join(sorted(tiers))))
 
 
+# The stable codes of a 429 (each also the catalogue key of its message).
+RATE_LIMITED, TOO_MANY_IN_FLIGHT, BUDGET_EXHAUSTED = (
+    "rate_limited", "too_many_in_flight", "budget_exhausted")
+
+
 class LimitExceeded(ApiError):
     status = 429
 

@@ -31,7 +31,12 @@ from typing import Literal
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
-from callout_server.service_keys.errors import LimitExceeded
+from callout_server.service_keys.errors import (
+    BUDGET_EXHAUSTED,
+    RATE_LIMITED,
+    TOO_MANY_IN_FLIGHT,
+    LimitExceeded,
+)
 from callout_server.service_keys.limits_lua import ACQUIRE
 from callout_server.service_keys.local_limits import LocalLimits
 from callout_server.service_keys.table import ServiceKey
@@ -39,7 +44,7 @@ from callout_server.service_keys.table import ServiceKey
 log = logging.getLogger(__name__)
 
 RETRY_S = 1.0  # after a Redis failure, the next try (meanwhile: local shares)
-CODES = {1: "rate_limited", 2: "too_many_in_flight", 3: "budget_exhausted"}
+CODES = {1: RATE_LIMITED, 2: TOO_MANY_IN_FLIGHT, 3: BUDGET_EXHAUSTED}
 LimitsState = Literal["redis", "local"]
 
 

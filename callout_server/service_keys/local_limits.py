@@ -12,7 +12,12 @@ import math
 import time
 from collections import deque
 
-from callout_server.service_keys.errors import LimitExceeded
+from callout_server.service_keys.errors import (
+    BUDGET_EXHAUSTED,
+    RATE_LIMITED,
+    TOO_MANY_IN_FLIGHT,
+    LimitExceeded,
+)
 from callout_server.service_keys.table import ServiceKey
 
 
@@ -32,17 +37,17 @@ class LocalLimits:
         if key.daily_tokens is not None:
             spent_day, spent = self._tokens.get(key.id, (day, 0))
             if spent_day == day and spent >= self.share(key.daily_tokens):
-                raise LimitExceeded("budget_exhausted", key.daily_tokens,
+                raise LimitExceeded(BUDGET_EXHAUSTED, key.daily_tokens,
                                     math.ceil((day + 1) * 86400 - now))
         if key.max_in_flight is not None and \
                 self._in_flight.get(key.id, 0) >= self.share(key.max_in_flight):
-            raise LimitExceeded("too_many_in_flight", key.max_in_flight, 1)
+            raise LimitExceeded(TOO_MANY_IN_FLIGHT, key.max_in_flight, 1)
         if key.rpm is not None:
             window = self._windows.setdefault(key.id, deque())
             while window and window[0] <= now - 60:
                 window.popleft()
             if len(window) >= self.share(key.rpm):
-                raise LimitExceeded("rate_limited", key.rpm, math.ceil(window[0] + 60 - now))
+                raise LimitExceeded(RATE_LIMITED, key.rpm, math.ceil(window[0] + 60 - now))
             window.append(now)
         self.admitted(key)
 

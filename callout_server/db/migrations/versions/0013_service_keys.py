@@ -22,7 +22,7 @@ depends_on: str | Sequence[str] | None = None
 SCHEMA = "callout"
 Json = sa.JSON().with_variant(postgresql.JSONB(), "postgresql")
 BigId = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
-LATENCY_BUCKETS = 24  # service_keys/latency.py: BUCKETS
+LATENCY_BUCKETS = 24  # calllog/usage_rollup.py: BUCKETS
 
 
 def _schema() -> str | None:
@@ -78,7 +78,7 @@ def upgrade() -> None:
         sa.Column("completion_tokens", sa.BigInteger(), nullable=False),
         sa.Column("reasoning_tokens", sa.BigInteger(), nullable=False),
         sa.Column("cost", sa.Float(), nullable=False),
-        # Latency histogram, fixed log-spaced buckets (service_keys/latency.py): p50 and p95
+        # Latency histogram, fixed log-spaced buckets (calllog/usage_rollup.py): p50 and p95
         # without a scan; one integer column per bucket so concurrent upserts simply add.
         *(sa.Column(f"l{i:02d}", sa.Integer(), nullable=False, server_default="0")
           for i in range(LATENCY_BUCKETS)),
