@@ -44,6 +44,9 @@ from callout_server.service_keys.table import ServiceKey
 log = logging.getLogger(__name__)
 
 RETRY_S = 1.0  # after a Redis failure, the next try (meanwhile: local shares)
+SPEND_EVERY_S = 0.1  # tokens spent are added to Redis in batches, per key
+WARN_EVERY_S = 60.0  # a flapping Redis is logged once a minute, not at every flip
+MAX_CONNECTIONS = 1024
 CODES = {1: RATE_LIMITED, 2: TOO_MANY_IN_FLIGHT, 3: BUDGET_EXHAUSTED}
 LimitsState = Literal["redis", "local"]
 
@@ -66,14 +69,20 @@ class KeyLimiter:
         self._prefix = f"{prefix}:sk"
         self._lease_ms = int(lease_s * 1000)
         self.local = LocalLimits(workers)
+        # One connection per request in flight at most (acquire, then release): room for a
+        # busy worker's concurrency, so the pool is never what refuses a request.
         self._redis = aioredis.from_url(redis_url, socket_timeout=timeout_s,
-                                        socket_connect_timeout=timeout_s) if redis_url else None
+                                        socket_connect_timeout=timeout_s,
+                                        max_connections=MAX_CONNECTIONS) if redis_url else None
         self._acquire = self._redis.register_script(ACQUIRE) if self._redis else None
         self._down_until = 0.0 if self._redis else math.inf
         self.state: LimitsState = "redis" if self._redis else "local"
         self._ids = itertools.count()
         self._worker = secrets.token_hex(4)
         self._tasks: set[asyncio.Task[None]] = set()
+        self._spent: dict[int, int] = {}  # key id -> tokens not yet added to Redis
+        self._flush_scheduled = False
+        self._warned_at = -math.inf
 
     def _keys(self, key_id: int, day: int) -> list[str]:
         base = f"{self._prefix}:{key_id}"
@@ -113,30 +122,44 @@ class KeyLimiter:
             self._failed(exc)  # the lease runs out by itself
 
     def spend(self, key: ServiceKey, tokens: int) -> None:
-        """A call's tokens (no await: from the call log's record_call)."""
+        """A call's tokens (no await: from the call log's record_call). Added to Redis
+        within `SPEND_EVERY_S`, one INCRBY per key and batch."""
         self.local.spend(key, tokens)
-        if key.daily_tokens is None or tokens <= 0 or not self._redis_up():
+        if key.daily_tokens is None or tokens <= 0 or self._redis is None:
             return
-        task = asyncio.get_running_loop().create_task(self._incr(key.id, tokens))
+        self._spent[key.id] = self._spent.get(key.id, 0) + tokens
+        if not self._flush_scheduled:
+            self._flush_scheduled = True
+            asyncio.get_running_loop().call_later(SPEND_EVERY_S, self._start_flush)
+
+    def _start_flush(self) -> None:
+        self._flush_scheduled = False
+        task = asyncio.get_running_loop().create_task(self.flush_spent())
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _incr(self, key_id: int, tokens: int) -> None:
-        assert self._redis is not None
+    async def flush_spent(self) -> None:
+        batch, self._spent = self._spent, {}
+        if not batch or self._redis is None:
+            return
         day, _ = day_of(time.time())
-        name = self._keys(key_id, day)[2]
         try:
-            async with self._redis.pipeline(transaction=True) as pipe:
-                await pipe.incrby(name, tokens).expire(name, 2 * 86400).execute()
+            async with self._redis.pipeline(transaction=False) as pipe:
+                for key_id, tokens in batch.items():
+                    name = self._keys(key_id, day)[2]
+                    pipe.incrby(name, tokens).expire(name, 2 * 86400)
+                await pipe.execute()
         except (RedisError, OSError) as exc:
-            self._failed(exc)
+            self._failed(exc)  # this worker's own count (local) still has them
 
     def _failed(self, exc: BaseException) -> None:
-        if self.state == "redis":
+        now = time.monotonic()
+        if self.state == "redis" and now - self._warned_at >= WARN_EVERY_S:
+            self._warned_at = now
             log.warning("service-key limits: redis unreachable (%s); each worker now allows "
                         "1/%d of every limit on its own", type(exc).__name__, self.local.workers)
         self.state = "local"
-        self._down_until = time.monotonic() + RETRY_S
+        self._down_until = now + RETRY_S
 
     def _ok(self) -> None:
         if self.state == "local":
@@ -144,6 +167,7 @@ class KeyLimiter:
         self.state = "redis"
 
     async def aclose(self) -> None:
+        await self.flush_spent()
         if self._tasks:
             await asyncio.wait(self._tasks, timeout=2)
         if self._redis is not None:
