@@ -12,6 +12,9 @@ import * as audit from "./pages/audit.js";
 import { openPasswordDialog } from "./pages/password.js";
 import * as evaluations from "./pages/evaluations.js";
 import * as scripts from "./pages/scripts.js";
+import * as serviceKeys from "./pages/service_keys.js";
+import * as usage from "./pages/usage.js";
+import * as call from "./pages/call.js";
 
 const DEFAULT_ROUTE = "/ai/models";
 const ROUTES = {
@@ -23,6 +26,9 @@ const ROUTES = {
   "/admin/audit": { page: audit, title: "nav_audit", need: "admin" },
   "/ai/evaluations": { page: evaluations, title: "nav_evaluations" },
   "/ai/scripts": { page: scripts, title: "nav_scripts" },
+  "/admin/service-keys": { page: serviceKeys, title: "nav_service_keys", need: "admin" },
+  "/ai/usage": { page: usage, title: "nav_usage" },
+  "/ai/call": { page: call, title: "call_title" },
 };
 
 export const session = { me: null };
