@@ -10,7 +10,7 @@ midnight leaves that day out); 30 days up to now by default, at most 400.
 
 from __future__ import annotations
 
-from datetime import datetime, time, timedelta
+from datetime import date, datetime, time, timedelta
 from typing import Any
 
 from callout_server.calllog import usage_queries
@@ -32,10 +32,13 @@ class UsageQueries:
     async def summary(self, group_by: GroupBy, since: datetime | None,
                       until: datetime | None) -> dict[str, Any]:
         end = until or utcnow()
-        start = since or end - timedelta(days=DEFAULT_DAYS - 1)
-        last = end.date()
-        if until is not None and end.time() == time(0):  # until midnight: not that day
-            last -= timedelta(days=1)
+        try:
+            start = since or end - timedelta(days=DEFAULT_DAYS - 1)
+            last = end.date()
+            if until is not None and end.time() == time(0):  # until midnight: not that day
+                last -= timedelta(days=1)
+        except OverflowError:  # a year-1 `until`: nothing can be before it
+            start, last = datetime.max, date.min
         if start.date() > last:
             raise UnprocessableEntity(msg("until_before_since"), fields=[
                 {"field": "until", "code": "until_before_since", "message": msg("until_before_since")}])
