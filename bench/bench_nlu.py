@@ -244,8 +244,11 @@ async def main(args: argparse.Namespace) -> None:
         try:
             wait_port(up_port, upstream_proc, "upstream")
             upstream = f"http://127.0.0.1:{up_port}/v1"
+            # Three variants take turns: a connection of one idles through the other two,
+            # longer than the default keep-alive, so the worker keeps them open longer.
             redis = {"CALLOUT_REDIS_URL": "redis://127.0.0.1:6379/0",
-                     "CALLOUT_REDIS_CHANNEL_PREFIX": f"bench-{secrets.token_hex(4)}"}
+                     "CALLOUT_REDIS_CHANNEL_PREFIX": f"bench-{secrets.token_hex(4)}",
+                     "CALLOUT_KEEPALIVE_TIMEOUT_S": "120"}
             worker_proc = start_worker(worker_port, upstream, database_url, workdir,
                                        **(redis if args.keys else {}))
             wait_port(worker_port, worker_proc, "worker")
