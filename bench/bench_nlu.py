@@ -30,6 +30,20 @@ adds (c): the same decisions to a second worker with `[privacy] redact = false`,
 with (b) in the same rounds: what redacting the call log costs a worker (its CPU per
 decision; the redaction runs in the call-log writer, never on the request).
 
+    .venv/bin/python bench/bench_nlu.py --keys [--requests 2000] [--rounds 5]
+
+adds (c): the same decisions with a service key whose limits are all set (rpm, max_in_flight,
+daily_tokens; high enough never to refuse), beside (b) with the environment's token, in the
+same run and rounds: what the key lookup, the Redis limit check (one Lua script), the release
+and the budget count add ("added by the key": c - b). The worker then runs with Redis.
+
+    .venv/bin/python bench/bench_nlu.py --in-process --keys
+
+measures what a limited key adds on its own, for a machine too busy for the figures above:
+the key lookup (one HMAC and a dict probe) in CPU µs, and the limit check against the real
+Redis (the Lua script before the request, the release after it, the batched budget count):
+wall and CPU µs per request, median of 10 batches of 500 sequential requests.
+
     .venv/bin/python bench/bench_nlu.py --in-process
 
 measures the tier's own work alone, for a machine too busy for the figures above: one
@@ -166,6 +180,17 @@ def cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+async def create_limited_key(worker: str) -> str:
+    """A service key with every limit set, high enough never to refuse (the bench's load)."""
+    body = {"name": "bench", "tiers": ["nlu"], "campaign": "bench", "rpm": 1_000_000,
+            "max_in_flight": 100_000, "daily_tokens": 10**12}
+    async with aiohttp.ClientSession() as http, http.post(
+            f"{worker}/api/admin/service-keys", json=body,
+            headers={"authorization": "Bearer bench-admin-token"}) as r:
+        assert r.status == 201, await r.text()
+        return str((await r.json())["key"])
+
+
 async def load(args: argparse.Namespace, upstream: str, worker: str, worker_pid: int,
                off: tuple[str, int] | None = None) -> None:
     bare_body = upstream_body(args.global_intents == "on")
@@ -232,6 +257,17 @@ async def load(args: argparse.Namespace, upstream: str, worker: str, worker_pid:
         if args.canary:  # the same route, a canary running (50 %): started and stopped per batch
             variants["d decide, canary on"] = through_at(worker)
             pids["d decide, canary on"] = worker_pid
+        if args.keys:  # --keys: the same decisions with a service key whose limits are set
+            key_headers = {**json_ct, "authorization": f"Bearer {await create_limited_key(worker)}"}
+
+            async def keyed() -> None:
+                async with http.post(f"{worker}/api/nlu/decide", data=decide_body,
+                                     headers=key_headers) as r:
+                    data = await r.read()
+                assert r.status == 200, data
+
+            variants["e key with limits"] = keyed
+            pids["e key with limits"] = worker_pid
         for call in variants.values():  # warm-up: connections, caches, the worker's imports
             await run_batch(call, 500, 16)
 
@@ -276,8 +312,12 @@ async def load(args: argparse.Namespace, upstream: str, worker: str, worker_pid:
                       f"p99 {p99[c] - p99[b]:+.2f} ms vs none; worker CPU "
                       f"{cpu[c] / cpu[b]:.3f} x; past the deadline: "
                       f"{misses[b]} without, {misses[c]} with")
+            if args.keys:
+                b, e = "b /api/nlu/decide", "e key with limits"
+                print(f"{'':>9} | added by the key: p50 {p50[e] - p50[b]:+.3f} ms, "
+                      f"p99 {p99[e] - p99[b]:+.3f} ms")
             print("-" * 62)
-        print(GOALS)
+        print(GOALS + ("; a limited key adds < 0.3 ms p50" if args.keys else ""))
 
 
 async def main(args: argparse.Namespace) -> None:
@@ -292,8 +332,14 @@ async def main(args: argparse.Namespace) -> None:
             wait_port(up_port, upstream_proc, "upstream")
             upstream = f"http://127.0.0.1:{up_port}/v1"
             intents = str(args.global_intents == "on").lower()
+            # --keys: limits are counted in Redis. Variants take turns: a connection of one
+            # idles through the others, longer than the default keep-alive.
+            redis = {"CALLOUT_REDIS_URL": "redis://127.0.0.1:6379/0",
+                     "CALLOUT_REDIS_CHANNEL_PREFIX": f"bench-{secrets.token_hex(4)}",
+                     "CALLOUT_KEEPALIVE_TIMEOUT_S": "120"}
             worker_proc = start_worker(worker_port, upstream, database_url, workdir,
-                                       CALLOUT_GLOBAL_INTENTS_ENABLED=intents)
+                                       CALLOUT_GLOBAL_INTENTS_ENABLED=intents,
+                                       **(redis if args.keys else {}))
             wait_port(worker_port, worker_proc, "worker", timeout_s=120)  # a loaded machine
             off = None
             if args.privacy:
@@ -404,6 +450,57 @@ async def in_process(canary: bool = False) -> None:
     await client.aclose()
 
 
+async def keys_in_process() -> None:
+    import time
+
+    from callout_server.config.secrets import SecretBox
+    from callout_server.service_keys.hashing import PURPOSE, KeyHasher, generate_key
+    from callout_server.service_keys.limits import KeyLimiter
+    from callout_server.service_keys.table import KeyTable, ServiceKey
+
+    hasher = KeyHasher(SecretBox("RzO0eb-wXMZ-QO0fbc3bsjBAnfDcRpmR8qhUoMrT4QA=").subkeys(PURPOSE))
+    keys = {generate_key(): i for i in range(200)}
+    table = KeyTable({hasher.digest(k): ServiceKey(
+        id=i, name=f"k{i}", prefix=k[:10], tiers=frozenset({"nlu"}), rpm=1_000_000,
+        max_in_flight=100_000, daily_tokens=10**12) for k, i in keys.items()})
+    presented = next(iter(keys))
+    start = time.process_time()
+    for _ in range(100_000):
+        key = table.lookup(hasher, presented)
+    lookup_us = (time.process_time() - start) / 100_000 * 1e6
+    assert key is not None
+    limiter = KeyLimiter("redis://127.0.0.1:6379/0", f"bench-{secrets.token_hex(4)}")
+    for _ in range(200):  # warm-up: the connection, the script cached in Redis
+        await limiter.release(key, await limiter.acquire(key))
+    import redis.asyncio as aioredis
+
+    bare = aioredis.from_url("redis://127.0.0.1:6379/0")
+    wall, cpu, ping_wall, ping_cpu = [], [], [], []
+    for _ in range(10):  # alternating with the baseline: two bare round trips (PING, PING)
+        t0, c0 = time.perf_counter(), time.process_time()
+        for _ in range(500):
+            lease = await limiter.acquire(key)
+            await limiter.release(key, lease)
+            limiter.spend(key, 254)
+        wall.append((time.perf_counter() - t0) / 500 * 1e6)
+        cpu.append((time.process_time() - c0) / 500 * 1e6)
+        t0, c0 = time.perf_counter(), time.process_time()
+        for _ in range(500):
+            await bare.ping()
+            await bare.ping()
+        ping_wall.append((time.perf_counter() - t0) / 500 * 1e6)
+        ping_cpu.append((time.process_time() - c0) / 500 * 1e6)
+    assert limiter.state == "redis"
+    await limiter.aclose()
+    await bare.aclose()
+    print(f"key lookup (HMAC + dict, 200 keys): {lookup_us:.1f} µs CPU")
+    print(f"limit check + release + budget count (Redis): median {statistics.median(wall):.0f} µs "
+          f"wall, {statistics.median(cpu):.0f} µs CPU per request (min {min(wall):.0f} / "
+          f"{min(cpu):.0f})")
+    print(f"baseline, two bare redis-py round trips (PING, PING): median "
+          f"{statistics.median(ping_wall):.0f} µs wall, {statistics.median(ping_cpu):.0f} µs CPU")
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -415,6 +512,8 @@ if __name__ == "__main__":
                         help="the worker's [global_intents] enabled (on: as shipped)")
     parser.add_argument("--privacy", action="store_true",
                         help="also a second worker with [privacy] redact = false, same run")
+    parser.add_argument("--keys", action="store_true",
+                        help="add a service key with limits (Redis) beside the env token")
     parser.add_argument("--in-process", action="store_true",
                         help="measure NluService.decide() alone, no HTTP")
     parser.add_argument("--canary", action="store_true",
@@ -422,6 +521,8 @@ if __name__ == "__main__":
     ns = parser.parse_args()
     if ns.serve:
         serve_fixed(ns.serve, REPLY)
+    elif ns.in_process and ns.keys:
+        asyncio.run(keys_in_process())
     elif ns.in_process:
         asyncio.run(in_process(ns.canary))
     else:

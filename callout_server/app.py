@@ -26,6 +26,7 @@ from callout_server.auth.deps import authenticate
 from callout_server.auth.router import router as auth_router
 from callout_server.calllog.router import calls_router
 from callout_server.calllog.router import router as diagnostics_router
+from callout_server.calllog.usage_router import router as usage_router
 from callout_server.canary.router import router as canary_router
 from callout_server.config.router import router as config_router
 from callout_server.config.settings import Settings, load_settings
@@ -37,6 +38,8 @@ from callout_server.lexicons.router import router as lexicons_router
 from callout_server.logs import write_through
 from callout_server.people.audit_router import router as audit_router
 from callout_server.people.router import router as people_router
+from callout_server.service_keys.gate import KeyGate
+from callout_server.service_keys.router import router as service_keys_router
 from callout_server.services import Services
 from callout_server.tiers.chat.router import router as chat_router
 from callout_server.tiers.nlu.router import router as nlu_router
@@ -93,6 +96,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_error_handlers(app)
     install_openapi(app)
     install_docs(app, title=app.title)  # /docs and /redoc from local assets (no CDN)
+    # Inside the edge (added first: the last added is outermost): a service key's tiers and
+    # limits, once the edge has authenticated the caller (service_keys/gate.py).
+    app.add_middleware(KeyGate, components=lambda: app.state.components)
     app.add_middleware(EdgeMiddleware, body_limit=settings.server.body_limit_named,
                        authenticate=authenticate, default_locale=settings.server.locale)
     # The dialer's hot routes first: every request is matched against the routes in order
@@ -114,5 +120,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(intents_router)
     app.include_router(playground_router)
     app.include_router(canary_router)
+    app.include_router(service_keys_router)
+    app.include_router(usage_router)
     mount_console(app)
     return app

@@ -17,6 +17,7 @@ from callout_server.api.deps import provide
 from callout_server.calllog.recorder import DiagnosticsRecorder
 from callout_server.config.bus import ConfigSync
 from callout_server.config.snapshot import ConfigStore
+from callout_server.service_keys.limits import KeyLimiter
 
 router = APIRouter(tags=["health"])
 
@@ -37,14 +38,18 @@ class Health(BaseModel):
     diagnostics_writer: Literal["ok", "catching_up", "stalled"] = "ok"
     # Age of the oldest record not yet written (null when none waits).
     diagnostics_oldest_pending_s: float | None = None
+    # Where service-key limits are counted: "redis" (exact across workers), or "local"
+    # (Redis away or not configured: each worker allows its share, [service_keys] workers).
+    key_limits: Literal["redis", "local"] = "redis"
 
 
 class HealthCheck:
     """This worker's health from the state its background loops keep: no I/O here."""
 
     def __init__(self, sync: ConfigSync, store: ConfigStore,
-                 recorder: DiagnosticsRecorder) -> None:
+                 recorder: DiagnosticsRecorder, limiter: KeyLimiter | None = None) -> None:
         self._sync = sync
+        self._limiter = limiter
         self._store = store
         self._recorder = recorder
 
@@ -57,7 +62,8 @@ class HealthCheck:
                       config_generation=self._store.current.generation,
                       diagnostics_dropped=self._recorder.dropped,
                       diagnostics_rejected=self._recorder.rejected,
-                      diagnostics_pending=self._recorder.pending, **writer)
+                      diagnostics_pending=self._recorder.pending,
+                      key_limits=self._limiter.state if self._limiter else "local", **writer)
 
 
 @router.get("/healthz", response_model=Health)

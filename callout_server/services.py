@@ -9,7 +9,7 @@ others.
     secrets -> privacy guard -> (SQLite: migrate) -> db -> llm client -> upstream pools
         (+ shared health)
             -> snapshot loader -> store -> sync -> config service -> connection tester
-            -> auth -> audit log (retention purge) -> people
+            -> auth -> service keys -> audit log (retention purge) -> people
             -> call-log recorder -> diagnostics queries
             -> tiers (nlu, drafts + scripts, chat) -> health
             -> shadow evaluation (over config and the nlu tier)
@@ -32,6 +32,7 @@ from callout_server.calllog.erasure import CallErasure, load_recent
 from callout_server.calllog.metrics import CONFIG_GENERATION, watch_writer
 from callout_server.calllog.recorder import DiagnosticsRecorder
 from callout_server.calllog.service import DiagnosticsQueries
+from callout_server.calllog.usage_service import UsageQueries
 from callout_server.canary.monitor import CanaryMonitor
 from callout_server.canary.service import CanaryService
 from callout_server.canary.split import CanarySplit
@@ -60,6 +61,12 @@ from callout_server.lexicons.service import LexiconService
 from callout_server.llm import LLMClient
 from callout_server.people.service import PeopleService
 from callout_server.privacy import Privacy, install
+from callout_server.service_keys.gate import KeyGuard
+from callout_server.service_keys.hashing import PURPOSE, KeyHasher
+from callout_server.service_keys.last_used import LastUsed
+from callout_server.service_keys.limits import KeyLimiter
+from callout_server.service_keys.service import ServiceKeyService
+from callout_server.service_keys.table import SERVICE_KEYS
 from callout_server.streams import Closing
 from callout_server.tiers.chat.service import ChatService
 from callout_server.tiers.defaults import THINKING_DEFAULT
@@ -136,10 +143,12 @@ class Services:
         self.auth = self._provide(AuthService(s.auth, self.db))
         await self.auth.start()
         self._stoppers.append(self.auth.stop)
+        await self._start_service_keys()
         await self._start_people()
         await self._start_call_log()
         await self._start_tiers()
-        self.health = self._provide(HealthCheck(self.sync, self.store, self.recorder))
+        self.health = self._provide(HealthCheck(self.sync, self.store, self.recorder,
+                                                self.components[KeyGuard].limiter))
         await self._start_evaluations()
         self._start_erasure()
         await self._canary_monitor.start()  # after the call log it reads
@@ -174,7 +183,7 @@ class Services:
         self.split = CanarySplit(lambda: self.store.current.section(canaries))
         loader = SnapshotLoader(self.db, self.secrets, s.file_llm_configs,
                                 sections=[DRAINS, ERASURES, LEXICONS, self.intents_section,
-                                          canaries])
+                                          canaries, SERVICE_KEYS])
         self.store = ConfigStore(loader.initial(), loader.load)
         self.store.add_listener(lambda snapshot: CONFIG_GENERATION.set(snapshot.generation))
         self.sync = ConfigSync(
@@ -208,6 +217,20 @@ class Services:
     def global_intents(self) -> CompiledIntents:
         return self.store.current.section(self.intents_section)
 
+    async def _start_service_keys(self) -> None:
+        # Looked up in memory by digest (service_keys/table.py); changed through LiveWrites.
+        hasher = KeyHasher(self.secrets.subkeys(PURPOSE))
+        store = self.store
+        self.auth.keys = lambda token: store.current.section(SERVICE_KEYS).lookup(hasher, token)
+        self._provide(ServiceKeyService(self.writes, hasher))
+        last_used = LastUsed(self.db, flush_interval_s=self.settings.service_keys.last_used_flush_s)
+        await last_used.start()
+        self._stoppers.append(last_used.stop)
+        k, r = self.settings.service_keys, self.settings.redis
+        limiter = KeyLimiter(r.url, r.channel_prefix, workers=k.workers, lease_s=k.lease_s)
+        self._stoppers.append(limiter.aclose)
+        self._provide(KeyGuard(last_used, limiter))
+
     async def _start_people(self) -> None:
         audit = self.settings.audit.model_copy(
             update={"retention_days": self.settings.retention_days["audit"]})
@@ -228,6 +251,7 @@ class Services:
         self._stoppers.append(self.recorder.stop)
         watch_writer(self.recorder.health)
         self.diagnostics = self._provide(DiagnosticsQueries(self.db, self.recorder))
+        self._provide(UsageQueries(self.db))
 
     async def _start_tiers(self) -> None:
         s, store, locale = self.settings, self.store, self.settings.server.locale

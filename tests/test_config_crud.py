@@ -37,6 +37,7 @@ async def test_create_get_list_shape(app_client) -> None:
                 "reasoning_effort", "extra_params", "vendor", "is_active", "version",
                 "updated_at", "updated_by",
                 "endpoints", "fallback_ids", "hedge_after_ms", "max_in_flight",  # pools
+                "price",  # usage and cost (docs/usage.md)
                 "send_priority"}
     assert set(created) == expected
     assert (created["endpoints"], created["fallback_ids"]) == ([], [])

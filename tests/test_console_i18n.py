@@ -32,7 +32,7 @@ HAN = re.compile("[\u4e00-\u9fff]")
 FULL_WIDTH = re.compile("[\u3000-\u303f\uff00-\uffef]")
 FIELD = re.compile(r"\{(\w+)\}")
 # Words a Chinese entry may hold: acronyms, units, product and parameter names.
-NAMES = {"API", "Key", "JSON", "NLU", "HTTP", "URL", "ID", "P50", "P90", "P99", "ms",
+NAMES = {"API", "Key", "JSON", "NLU", "HTTP", "URL", "ID", "P50", "P90", "P95", "P99", "ms",
          "token", "Token", "curl",
          "model", "messages", "input", "stream"}  # the request body keys extra_params cannot set
 # What a script may show as a literal: units and the API styles' wire names.

@@ -24,6 +24,7 @@ EXPECTED = {
     "LLMCallError",
     "LLMClient",
     "LLMConfig",
+    "Price",
     "LLMRequest",
     "LLMStream",
     "Locale",

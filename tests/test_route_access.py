@@ -86,6 +86,14 @@ ROUTES: dict[tuple[str, str], str] = {
     ("GET", "/api/admin/canaries/{canary_id}"): "viewer",
     ("POST", "/api/admin/canaries/{canary_id}/promote"): "operator",
     ("POST", "/api/admin/canaries/{canary_id}/stop"): "operator",
+    # service keys
+    ("GET", "/api/admin/service-keys"): "admin",
+    ("POST", "/api/admin/service-keys"): "admin",
+    ("PUT", "/api/admin/service-keys/{key_id}"): "admin",
+    ("DELETE", "/api/admin/service-keys/{key_id}"): "admin",
+    # usage and cost
+    ("GET", "/api/admin/usage"): "viewer",
+    ("GET", "/api/admin/calls/{call_id}"): "viewer",
     # diagnostics
     ("GET", "/api/admin/diagnostics"): "viewer",
     ("GET", "/api/admin/diagnostics/summary"): "viewer",

@@ -7,7 +7,8 @@
     authenticate          any valid credential, no role check (the edge middleware's call)
 
 Bearer checks run on the dialer's hot path: they hash the presented token and compare it
-with the hashes held in memory by `AuthService.tokens`, never touching the database. Only a
+with the hashes held in memory by `AuthService.tokens` (the environment's tokens), then
+`AuthService.keys` (service keys, `service_keys/table.py`), never touching the database. Only a
 request without an `Authorization` header falls through to the console session cookie,
 which costs one primary-key query (that query also reads the user's current role, so a
 demotion takes effect on the very next request).
@@ -19,6 +20,7 @@ cookie came along, so a misconfigured client never silently acts as whoever is l
 from __future__ import annotations
 
 import hmac
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from functools import cache
@@ -27,8 +29,8 @@ from typing import Literal
 from fastapi import Request
 
 from callout_server.audit.trail import Actor
-from callout_server.auth.roles import BY_ROLE, SERVICE_ROUTES, Access, Role
-from callout_server.auth.service import AuthService, SessionInfo
+from callout_server.auth.roles import BY_ROLE, SERVICE, SERVICE_ROUTES, Access, Role
+from callout_server.auth.service import AuthService, KeyGrant, SessionInfo
 from callout_server.errors import Forbidden, Unauthorized
 from callout_server.i18n import msg
 
@@ -51,6 +53,8 @@ class Principal:
     role: str
     via: Literal["session", "token"]
     ip: str | None = None
+    # A service key's grant (service_keys.table.ServiceKey): its tiers, campaign and limits.
+    key: KeyGrant | None = None
 
     @property
     def actor(self) -> Actor:
@@ -92,9 +96,11 @@ async def authenticate(request: Request) -> Principal:
 async def _identify(request: Request) -> Principal:
     header = request.headers.get("authorization")
     if header is not None:
-        identity = _auth(request).tokens.lookup(_bearer(header))
+        auth = _auth(request)
+        token = _bearer(header)
+        identity = auth.tokens.lookup(token)
         if identity is None:
-            raise Unauthorized(msg("invalid_token"))
+            return _keyed(auth, token, request)
         # The admin token acts as an admin; the service token as `service`.
         return Principal(identity.name, identity.scope, "token", client_ip(request))
 
@@ -108,6 +114,17 @@ async def _identify(request: Request) -> Principal:
     if request.method in _UNSAFE_METHODS:
         _check_csrf(request, session)
     return Principal(session.username, session.role, "session", client_ip(request))
+
+
+def _keyed(auth: AuthService, token: str, request: Request) -> Principal:
+    """A service key (memory only: `AuthService.keys`), acting as `service`."""
+    grant = auth.keys(token) if auth.keys is not None else None
+    if grant is None:
+        raise Unauthorized(msg("invalid_token"))
+    refusal = grant.refusal(time.time())
+    if refusal is not None:
+        raise Unauthorized(refusal)
+    return Principal(f"service-key:{grant.id}", SERVICE, "token", client_ip(request), grant)
 
 
 def _check_csrf(request: Request, session: SessionInfo) -> None:

@@ -26,7 +26,7 @@ import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, TextIO
+from typing import Any, Protocol, TextIO
 
 from sqlalchemy import delete, select, update
 
@@ -41,13 +41,26 @@ from callout_server.auth.tokens import SCOPES, TokenTable, hash_token, token_nam
 from callout_server.db.base import utcnow
 from callout_server.db.engine import Database, is_db_unavailable
 from callout_server.errors import Unauthorized, UnprocessableEntity
-from callout_server.i18n import msg
+from callout_server.i18n import Msg, msg
 
 log = logging.getLogger(__name__)
 
 # One message whichever part was wrong, so the answer does not tell which usernames exist.
 INVALID_CREDENTIALS = msg("invalid_credentials")
 _MAX_FIELD = 256  # longer usernames/session ids are rejected before any hashing or query
+
+
+class KeyGrant(Protocol):
+    """A service key as authentication sees it (`service_keys.table.ServiceKey`)."""
+
+    @property
+    def id(self) -> int: ...
+
+    def refusal(self, now: float) -> Msg | None: ...
+
+
+# The service-key lookup the composition root installs (memory only; None: no keys).
+KeyLookup = Callable[[str], KeyGrant | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +96,7 @@ class AuthService:
         self._retry: asyncio.Task[None] | None = None
         self._stopping = False
         self.session_ttl = timedelta(seconds=settings.session_ttl_s)
+        self.keys: KeyLookup | None = None  # service keys (services.py installs the lookup)
         # Env tokens work from the first instant, even before bootstrap has reached the DB.
         self.tokens = TokenTable(
             (token_name(scope), scope, hash_token(tok))

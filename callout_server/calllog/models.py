@@ -51,6 +51,13 @@ class LLMCallLog(Base):
     # redaction ran (migration 0010_privacy; docs/privacy.md).
     redacted: Mapped[dict[str, int] | None] = mapped_column(JSON().with_variant(
         postgresql.JSONB(), "postgresql"))
+    # Who the call was made for and what it cost (migration 0013_service_keys): the service
+    # key and campaign the caller authenticated with; the configuration's price applied to
+    # the tokens the vendor reported (reasoning priced as output).
+    key_id: Mapped[int | None] = mapped_column(Integer)
+    campaign: Mapped[str | None] = mapped_column(String(64))
+    cost: Mapped[float | None] = mapped_column(Float)
+    currency: Mapped[str | None] = mapped_column(String(8))
     # The side of a running canary the call was on ("active" | "canary"), migration
     # 0014_canaries; NULL: no canary ran on its tier.
     variant: Mapped[str | None] = mapped_column(String(16))

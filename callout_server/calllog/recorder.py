@@ -38,12 +38,13 @@ from typing import Any, Literal
 import orjson
 from sqlalchemy import insert
 
-from callout_server.calllog import metrics
+from callout_server.calllog import metrics, usage_metrics
 from callout_server.calllog.ids import IdAllocator
 from callout_server.calllog.models import LLMCallLog, NluCallInput
 from callout_server.calllog.records import COLUMNS, INPUT_COLUMNS, CallRecord
 from callout_server.calllog.redact import prepare
 from callout_server.calllog.refusals import is_refused_data
+from callout_server.calllog.usage_rollup import rollup, upsert, upsert_pg
 from callout_server.db.base import SCHEMA, utcnow
 from callout_server.db.engine import Database
 from callout_server.db.retention import purge_before, purge_every
@@ -122,6 +123,7 @@ class DiagnosticsRecorder:
             rec.inputs = None
         if rec.source == "live":
             metrics.observe(rec)
+            usage_metrics.observe(rec)  # per service key and campaign
         elif rec.source == "evaluation":  # a replay is no traffic: the live series stay
             metrics.EVALUATION_CALLS.labels(rec.code).inc()  # what the dialers sent
         # "rule": the phrase rules answered, no model call (their own counters, tiers/nlu);
@@ -310,6 +312,7 @@ class DiagnosticsRecorder:
         self._queue.extendleft(reversed(keep))
 
     async def _insert(self, batch: list[CallRecord]) -> None:
+        usage = rollup(batch)  # the daily summary, added to with the records (usage_rollup.py)
         if self._copy:
             # PostgreSQL: COPY through asyncpg costs a few µs a record, where SQLAlchemy's
             # multi-row INSERT (bind processing per value) cost ~30 µs of the worker's CPU.
@@ -328,6 +331,7 @@ class DiagnosticsRecorder:
                         await driver.copy_records_to_table(
                             NluCallInput.__tablename__, schema_name=SCHEMA,
                             columns=INPUT_COLUMNS, records=inputs)
+                    await upsert_pg(driver, usage)
             return
         inputs = [row for rec in batch if (row := rec.input_row()) is not None]
         async with self._db.session() as s:
@@ -336,6 +340,7 @@ class DiagnosticsRecorder:
                 await s.execute(insert(NluCallInput), [
                     row | {name: orjson.loads(row[name]) if row[name] is not None else None
                            for name in ("inputs", "decision", "redacted")} for row in inputs])
+            await upsert(s, usage)
 
     async def purge_expired(self) -> int:
         """Delete records past `retention_days` and NLU inputs past `nlu_inputs_days`, in

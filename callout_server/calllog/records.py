@@ -43,9 +43,9 @@ def _text_limits() -> dict[str, int]:
 
 
 TEXT_LIMITS = _text_limits()
-FLOAT_COLUMNS = ("latency_ms", "ttft_ms")
+FLOAT_COLUMNS = ("latency_ms", "ttft_ms", "cost")
 INT_COLUMNS = ("config_id", "prompt_tokens", "completion_tokens", "reasoning_tokens",
-               "max_tokens", "status", "attempts")
+               "max_tokens", "status", "attempts", "key_id")
 
 
 # Text columns whose values come from the configuration and from our own code (the tier, the
@@ -135,6 +135,10 @@ class CallRecord:
     # What redaction replaced ({kind: count}), set by the writer once it has redacted the
     # record (redact.py); None until then, and with `[privacy] redact = false`.
     redacted: dict[str, int] | None = None
+    key_id: int | None = None  # the service key the caller authenticated with
+    campaign: str | None = None  # that key's campaign
+    cost: float | None = None  # the configuration's price applied to the tokens (None: unpriced)
+    currency: str | None = None
     variant: str | None = None  # "active" | "canary" while a canary runs on the tier
     # An NLU decision's inputs, on its last attempt's record (not a column: a row of
     # `nlu_call_inputs` written in the same transaction; see inputs.py)

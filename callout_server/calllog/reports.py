@@ -21,6 +21,7 @@ import logging
 from typing import Protocol
 from urllib.parse import urlsplit
 
+from callout_server.calllog.caller import CALLER, Caller
 from callout_server.calllog.inputs import NluInputs
 from callout_server.calllog.records import CallRecord, clean_static
 from callout_server.llm import Diagnostic
@@ -55,14 +56,21 @@ NULL_RECORDER = NullRecorder()
 
 def record_call(recorder: Recorder, report: CallReport, tier: str, *,
                 call_id: str | None = None, node_id: str | None = None,
-                source: str = "live", inputs: NluInputs | None = None) -> Diagnostic | None:
+                source: str = "live", inputs: NluInputs | None = None,
+                caller: Caller | None = None) -> Diagnostic | None:
     """Record one model call of any tier; returns its diagnostic with the record's id.
 
     `source` is "evaluation" for a shadow evaluation's replay; `inputs` (an NLU decision's)
-    are written beside the record.
+    are written beside the record. `caller` (default: the one the service-key gate made
+    current, `caller.CALLER`) is told the tokens the vendor counted.
     """
+    caller = CALLER.get() if caller is None else caller
     rec = to_record(report, tier, call_id=call_id, node_id=node_id, source=source,
-                    inputs=inputs)
+                    inputs=inputs, caller=caller)
+    if caller is not None:
+        tokens = (rec.prompt_tokens or 0) + (rec.completion_tokens or 0)
+        if tokens > 0:
+            caller.spent(tokens)
     diagnostic = report.diagnostic
     if diagnostic is not None and diagnostic.code not in QUIET_CODES:
         log_failure(rec, report, diagnostic)
@@ -87,13 +95,15 @@ def record_rule(recorder: Recorder, tier: str, rule: str, *, call_id: str | None
 
 def to_record(report: CallReport, tier: str, *, call_id: str | None = None,
               node_id: str | None = None, source: str = "live",
-              inputs: NluInputs | None = None) -> CallRecord:
+              inputs: NluInputs | None = None, caller: Caller | None = None) -> CallRecord:
     """The record of `report`, with the tier's own fields.
 
     A diagnostic is kept as its code and numbers; its numbers (what the call was judged
     on) win over the report's finish reason and budget. Usage the vendor reported wins
     over the diagnostic's counts; a failed call often has none, and then the counts its
-    diagnostic carries (e.g. the tokens reasoning ate) are kept.
+    diagnostic carries (e.g. the tokens reasoning ate) are kept. The cost is the
+    configuration's price applied to those counts (reasoning tokens priced as output); the
+    caller (a service key, its campaign) is stamped on the record.
     """
     cfg, d, usage = report.config, report.diagnostic, report.usage
     # What comes from the configuration and our own code is cleaned once per configuration.
@@ -123,6 +133,11 @@ def to_record(report: CallReport, tier: str, *, call_id: str | None = None,
             rec.completion_tokens = usage.completion_tokens
         if usage.reasoning_tokens is not None:
             rec.reasoning_tokens = usage.reasoning_tokens
+    if cfg.price is not None:
+        rec.cost = cfg.price.cost(rec.prompt_tokens, rec.completion_tokens, rec.reasoning_tokens)
+        rec.currency = cfg.price.currency
+    if caller is not None:
+        rec.key_id, rec.campaign = caller.key_id, caller.campaign
     return rec
 
 

@@ -22,6 +22,7 @@ RECORD_FIELDS = (
     "reasoning_tokens", "max_tokens", "status", "call_id", "node_id", "source",
     "endpoint", "attempts",  # which endpoint served the call, and the requests it took
     "redacted",  # what redaction replaced: {kind: count} (docs/privacy.md)
+    "key_id", "campaign", "cost", "currency",  # who it was for and what it cost (0013)
     "variant",  # the side of a running canary ("active" | "canary"), else None
 )
 

@@ -38,6 +38,8 @@ class LLMConfigRow(Base):
     fallback_ids: Mapped[list[int]] = mapped_column(Json, default=list)
     hedge_after_ms: Mapped[int | None] = mapped_column(Integer)
     max_in_flight: Mapped[int | None] = mapped_column(Integer)
+    # {"input_per_mtok", "output_per_mtok", "currency"} or NULL (migration 0013_service_keys)
+    price: Mapped[dict[str, Any] | None] = mapped_column(Json)
     send_priority: Mapped[bool] = mapped_column(Boolean, default=False)  # 0015
     is_active: Mapped[bool] = mapped_column(Boolean, default=False)
     version: Mapped[int] = mapped_column(Integer, default=1)

@@ -65,6 +65,16 @@ class EndpointIn(BaseModel):
         return check_base_url(v)
 
 
+class PriceIn(BaseModel):
+    """A model's price per million tokens (reasoning tokens are priced as output)."""
+
+    model_config = ConfigDict(extra="forbid", from_attributes=True)
+
+    input_per_mtok: float = Field(ge=0, le=1_000_000, allow_inf_nan=False)
+    output_per_mtok: float = Field(ge=0, le=1_000_000, allow_inf_nan=False)
+    currency: str = Field(pattern=r"^[A-Z]{3}$")
+
+
 def check_endpoints(endpoints: list[EndpointIn]) -> list[EndpointIn]:
     seen: set[str] = set()
     for i, ep in enumerate(endpoints):
@@ -148,6 +158,7 @@ class ConfigValues(BaseModel):
         default_factory=list, max_length=MAX_FALLBACKS)
     hedge_after_ms: int | None = Field(None, ge=10, le=60_000)
     max_in_flight: int | None = Field(None, ge=1, le=100_000)
+    price: PriceIn | None = None  # cost on every call-log record (docs/usage.md)
     # vLLM's `priority` request field, by tier (NLU first): for a server started with
     # `--scheduling-policy priority` (vLLM refuses a non-zero priority otherwise).
     send_priority: bool = False

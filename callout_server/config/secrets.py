@@ -19,6 +19,8 @@ once. Production sets `CALLOUT_SECRET_KEY` on every worker (all workers must sha
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import logging
 import os
 from pathlib import Path
@@ -74,7 +76,13 @@ class SecretBox:
         if not parts:
             raise SecretKeyInvalid("CALLOUT_SECRET_KEY is empty")
         self._multi = MultiFernet(_fernets(parts))
+        self._parts = tuple(parts)
         self.key_count = len(parts)
+
+    def subkeys(self, purpose: bytes) -> tuple[bytes, ...]:
+        """HMAC-SHA256(key, purpose) for each configured key, first first: a secret for one
+        purpose (service-key digests) that never reveals the encryption keys."""
+        return tuple(hmac.new(k.encode(), purpose, hashlib.sha256).digest() for k in self._parts)
 
     def encrypt(self, plaintext: str) -> str:
         return FORMAT_V1 + self._multi.encrypt(plaintext.encode()).decode()

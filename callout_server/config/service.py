@@ -189,6 +189,8 @@ class ConfigService:
         sent = body.changes()
         if "endpoints" in sent:
             sent["endpoints"] = endpoint_dicts(sent["endpoints"])
+        if sent.get("price") is not None:  # stored as its JSON object
+            sent["price"] = sent["price"].model_dump()
         await refuse_targets(self.targets, sent.get("base_url"), sent.get("endpoints"))
         async with self._write() as (repo, generation):
             row = await self._require(repo, config_id, for_update=True)

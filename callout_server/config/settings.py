@@ -137,6 +137,16 @@ class RedisSettings(Section):
     poll_interval_s: float = 3.0
 
 
+class ServiceKeysSettings(Section):
+    # How often each worker writes the keys' "last used" times (batched, in the background).
+    last_used_flush_s: float = Field(5.0, gt=0)
+    # Workers sharing the limits; with Redis away each counts 1/workers of a limit alone.
+    # The `serve --workers N` command sets it (CALLOUT_WORKERS); several hosts: the total.
+    workers: int = Field(1, ge=1, le=10_000)
+    # An in-flight slot held by a worker that died is free again after this long.
+    lease_s: float = Field(300.0, gt=0)
+
+
 class ChatSettings(Section):
     batch_sentences: int = Field(3, ge=1, le=10)
     first_clause_min_chars: int = Field(10, ge=1)
@@ -239,6 +249,7 @@ class Settings(Section):
                 "evaluations": r.evaluations or max(nlu_inputs, 1),
                 "audit": r.audit or self.audit.retention_days}
     canary: CanarySettings = Field(default_factory=CanarySettings)
+    service_keys: ServiceKeysSettings = Field(default_factory=ServiceKeysSettings)
 
     @field_validator("llm", mode="before")
     @classmethod
@@ -275,6 +286,7 @@ class Settings(Section):
 ENV_OVERRIDES: dict[str, tuple[str, str]] = {
     "CALLOUT_DATABASE_URL": ("database", "url"),
     "CALLOUT_REDIS_URL": ("redis", "url"),
+    "CALLOUT_WORKERS": ("service_keys", "workers"),
     "CALLOUT_SECRET_KEY": ("auth", "secret_key"),
     "CALLOUT_ADMIN_TOKEN": ("auth", "admin_token"),
     "CALLOUT_SERVICE_TOKEN": ("auth", "service_token"),

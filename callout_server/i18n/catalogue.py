@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from callout_server.i18n.catalogue_canary import CANARY_MESSAGES
 from callout_server.i18n.catalogue_diagnostics import DIAGNOSTIC_MESSAGES
+from callout_server.i18n.catalogue_keys import KEY_MESSAGES
 from callout_server.i18n.locale import Locale
 
 # key -> (zh, en); model-call diagnostics are their own section (catalogue_diagnostics.py)
@@ -308,6 +309,7 @@ MESSAGES: dict[str, tuple[str, str]] = {
 }
 MESSAGES |= DIAGNOSTIC_MESSAGES  # its keys are prefixed: diagnostic., advice., reason.
 MESSAGES |= CANARY_MESSAGES  # canary rollout (callout_server/canary/)
+MESSAGES |= KEY_MESSAGES  # service keys, limits, usage and cost (catalogue_keys.py)
 
 # Separators that join rendered pieces (a field and its message, several messages).
 COLON: dict[Locale, str] = {"zh": "：", "en": ": "}

@@ -12,7 +12,7 @@ Everything importable from here is the package's public surface (`tests/test_llm
 pins it); other modules are internal to the package, and modules outside it import only
 this one (an import contract in `pyproject.toml`):
 
-    the client      LLMClient, LLMConfig, Endpoint, ApiStyle, LLMRequest, Completion, LLMStream
+    the client      LLMClient, LLMConfig, Endpoint, Price, ApiStyle, LLMRequest, Completion, LLMStream
     events          Event, TextDelta, ReasoningDelta, ToolCall, Usage, Finish
     verdicts        Diagnostic, Locale, LLMCallError
     vendors         DIALECTS, Dialect, resolve_dialect, effective_thinking, PROTECTED_BODY_KEYS
@@ -33,6 +33,7 @@ from callout_server.llm.config import (
     ApiStyle,
     Endpoint,
     LLMConfig,
+    Price,
 )
 from callout_server.llm.credentials import (
     check_api_key,
@@ -96,6 +97,7 @@ __all__ = [
     "LLMStream",
     "Locale",
     "PoolLimits",
+    "Price",
     "ReasoningDelta",
     "Refusal",
     "SentenceBatcher",

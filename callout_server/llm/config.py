@@ -37,6 +37,33 @@ class Endpoint:
         return f"Endpoint(base_url={mask_url(self.base_url)!r}, weight={self.weight!r})"
 
 
+@dataclass(frozen=True, slots=True)
+class Price:
+    """What a model's tokens cost, per million; reasoning tokens are output tokens."""
+
+    input_per_mtok: float
+    output_per_mtok: float
+    currency: str
+
+    def cost(self, prompt_tokens: int | None, completion_tokens: int | None,
+             reasoning_tokens: int | None = None) -> float:
+        """The cost of one call. `completion_tokens` as vendors report it already includes
+        reasoning (OpenAI-style usage); reasoning reported beside an empty completion count
+        is priced as output all the same."""
+        output = max(completion_tokens or 0, reasoning_tokens or 0)
+        return ((prompt_tokens or 0) * self.input_per_mtok
+                + output * self.output_per_mtok) / 1_000_000
+
+
+def _price(value: Any) -> Price | None:
+    """A Price from a row's JSON object, a pydantic model or a Price."""
+    if value is None or isinstance(value, Price):
+        return value
+    get = value.get if isinstance(value, dict) else lambda k: getattr(value, k)
+    return Price(float(get("input_per_mtok")), float(get("output_per_mtok")),
+                 str(get("currency")))
+
+
 def _endpoint(value: Any) -> Endpoint:
     """An Endpoint from a row's JSON object, a pydantic model or an Endpoint."""
     if isinstance(value, Endpoint):
@@ -66,6 +93,7 @@ class LLMConfig:
     fallback_ids: tuple[int, ...] = ()  # configurations of the same tier to fall back to
     hedge_after_ms: int | None = None  # non-streamed: a second request after this long
     max_in_flight: int | None = None  # per endpoint, per worker
+    price: Price | None = None  # what the call log costs a call at (None: unpriced)
     send_priority: bool = False  # the tier's priority in the body (dialects with the field)
     id: int | None = None  # database row id; None for a config.toml section
     version: int = 0
@@ -77,6 +105,8 @@ class LLMConfig:
                 and all(type(e) is Endpoint for e in self.endpoints)):
             object.__setattr__(self, "endpoints",
                                tuple(_endpoint(e) for e in self.endpoints or ()))
+        if self.price is not None and type(self.price) is not Price:
+            object.__setattr__(self, "price", _price(self.price))
         if not isinstance(self.fallback_ids, tuple):
             object.__setattr__(self, "fallback_ids", tuple(int(i) for i in self.fallback_ids or ()))
 

@@ -55,7 +55,7 @@ def test_a_viewer_reads_and_changes_nothing(console_server: str, page: Any) -> N
     row = config_row(page, "viewer-sees-this")
     row.wait_for()
     assert page.get_by_test_id("user-role").inner_text() == "只读"
-    assert _nav(page) == ["模型配置", "诊断记录", "影子评估", "灰度发布", "话术草稿", "话术词库", "全局意图"]
+    assert _nav(page) == ["模型配置", "诊断记录", "影子评估", "灰度发布", "话术草稿", "话术词库", "全局意图", "用量与费用"]
     assert page.get_by_role("button", name="+ 新建配置").count() == 0
     assert [b.strip() for b in row.locator("button").all_inner_texts()] == ["修改历史"]
     assert "sk-7f3a****abcd" in row.inner_text()
@@ -93,7 +93,7 @@ def test_an_operator_edits_models_but_manages_no_people(console_server: str, pag
     row = config_row(page, "operator-edits-this")
     row.wait_for()
     assert page.get_by_test_id("user-role").inner_text() == "操作员"
-    assert _nav(page) == ["模型配置", "诊断记录", "调试台", "影子评估", "灰度发布", "话术草稿", "话术词库", "全局意图"]
+    assert _nav(page) == ["模型配置", "诊断记录", "调试台", "影子评估", "灰度发布", "话术草稿", "话术词库", "全局意图", "用量与费用"]
     assert page.get_by_role("button", name="+ 新建配置").is_visible()
     assert {b.strip() for b in row.locator("button").all_inner_texts()} >= {"编辑", "设为生效", "测试", "修改历史", "删除"}
     row.get_by_role("button", name="编辑: operator-edits-this").click()
@@ -113,7 +113,8 @@ def test_an_admin_manages_people_and_reads_the_audit_trail(console_server: str, 
     login(page, console_server, route="/admin/people")
     table = page.get_by_test_id("users-table")
     table.wait_for()
-    assert _nav(page) == ["模型配置", "诊断记录", "调试台", "影子评估", "灰度发布", "话术草稿", "话术词库", "全局意图", "人员与角色", "审计日志"]
+    assert _nav(page) == ["模型配置", "诊断记录", "调试台", "影子评估", "灰度发布", "话术草稿", "话术词库", "全局意图", "用量与费用",
+                          "人员与角色", "审计日志", "服务密钥"]
     admin_row = table.locator("tr[data-username=admin]")
     assert "由环境变量管理" in admin_row.inner_text()
 

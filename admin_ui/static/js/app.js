@@ -15,6 +15,9 @@ import * as scripts from "./pages/scripts.js";
 import * as lexicons from "./pages/lexicons.js";
 import * as globalIntents from "./pages/global_intents.js";
 import * as canaries from "./pages/canaries.js";
+import * as serviceKeys from "./pages/service_keys.js";
+import * as usage from "./pages/usage.js";
+import * as call from "./pages/call.js";
 
 const DEFAULT_ROUTE = "/ai/models";
 const ROUTES = {
@@ -29,6 +32,9 @@ const ROUTES = {
   "/ai/lexicons": { page: lexicons, title: "nav_lexicons" },
   "/ai/global-intents": { page: globalIntents, title: "nav_global_intents" },
   "/ai/canaries": { page: canaries, title: "nav_canaries" },
+  "/admin/service-keys": { page: serviceKeys, title: "nav_service_keys", need: "admin" },
+  "/ai/usage": { page: usage, title: "nav_usage" },
+  "/ai/call": { page: call, title: "call_title" },
 };
 
 export const session = { me: null };

@@ -104,6 +104,18 @@ function buildForm(body, config, defaultTier, done, vendors, configs = []) {
     value: JSON.stringify(c.extra_params && typeof c.extra_params === "object" ? c.extra_params : {}, null, 2),
     attrs: { rows: 4, spellcheck: "false", class: "mono" } });
 
+  // Price per million tokens (the call log's cost); all three empty = unpriced.
+  const pr = c.price || {};
+  const priceIn = field({ label: t("price_input"), name: "price_input", type: "number", value: pr.input_per_mtok ?? "",
+    attrs: { min: "0", step: "any", inputmode: "decimal" } });
+  const priceOut = field({ label: t("price_output"), name: "price_output", type: "number", value: pr.output_per_mtok ?? "",
+    attrs: { min: "0", step: "any", inputmode: "decimal" } });
+  const currency = field({ label: t("price_currency"), name: "price_currency", value: pr.currency ?? "",
+    attrs: { maxlength: 3, autocomplete: "off", spellcheck: "false" } });
+  const priceHint = h("p", { class: "field-hint" }, t("price_hint"));
+  f.price = { row: h("div", {}, h("div", { class: "grid-3" }, priceIn.row, priceOut.row, currency.row), priceHint),
+    input: priceIn.input, setError: (m) => priceIn.setError(m) };
+
   // API key: masked display + replace / clear (edit), or a password input (create).
   let keyMode = editing ? "keep" : "set";
   let hostMoved = false;  // editing a config with a key, and base_url now names another host
@@ -203,7 +215,7 @@ function buildForm(body, config, defaultTier, done, vendors, configs = []) {
     keyArea,
     h("div", { class: "grid-3" }, f.api_style.row, f.timeout_s.row, f.max_tokens.row),
     h("div", { class: "grid-3" }, f.temperature.row, f.enable_thinking.row, f.reasoning_effort.row),
-    f.extra_params.row, pool.row, active, status, testOut,
+    f.extra_params.row, f.price.row, pool.row, active, status, testOut,
     h("div", { class: "dialog-actions" }, testBtn,
       h("button", { type: "button", class: "btn", onclick: () => done(null) }, t("cancel")), save));
 
@@ -254,6 +266,11 @@ function buildForm(body, config, defaultTier, done, vendors, configs = []) {
       reasoning_effort: v("reasoning_effort") || null, extra_params: extra, ...poolValues.payload,
     };
     if (v("vendor") || c.vendor) payload.vendor = v("vendor") || null;
+    const pv = [priceIn, priceOut, currency].map((x) => x.input.value.trim());
+    if (pv.some(Boolean)) {
+      payload.price = { input_per_mtok: pv[0] === "" ? null : Number(pv[0]),
+        output_per_mtok: pv[1] === "" ? null : Number(pv[1]), currency: pv[2].toUpperCase() };
+    } else if (c.price) payload.price = null;
     return { payload };
   }
 

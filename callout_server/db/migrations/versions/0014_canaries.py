@@ -1,7 +1,7 @@
 """Canary rollout: the canaries table, and each call-log record's side (variant).
 
 Revision ID: 0014_canaries
-Revises: 0012_lexicons
+Revises: 0013_service_keys
 Create Date: 2026-12-02
 """
 
@@ -14,7 +14,7 @@ from alembic import op
 from sqlalchemy.dialects import postgresql
 
 revision: str = "0014_canaries"
-down_revision: str | Sequence[str] | None = "0012_lexicons"
+down_revision: str | Sequence[str] | None = "0013_service_keys"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
