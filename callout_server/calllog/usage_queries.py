@@ -1,7 +1,7 @@
 """Reads for usage and cost: the daily summary grouped, and one phone call's model calls.
 
     await usage(session, "campaign", since_day, until_day)   # from usage_daily: no log scan
-    await call_records(session, call_id)                      # ix_llm_call_logs_call_id
+    await call_records(session, call_ids)                     # ix_llm_call_logs_call_id
 
 Usage items are one per group: the sums of its summary rows, p50/p95 from their merged
 latency histograms, and the cost in its currency; a group billed in several currencies has
@@ -105,8 +105,9 @@ async def _labels(session: AsyncSession, group_by: GroupBy, ids: list[Any]) -> d
     return {}
 
 
-async def call_records(session: AsyncSession, call_id: str) -> list[LLMCallLog]:
-    """Every model call of one phone call, oldest first (live and replayed alike)."""
-    q = (select(LLMCallLog).where(LLMCallLog.call_id == call_id)
+async def call_records(session: AsyncSession, call_ids: frozenset[str]) -> list[LLMCallLog]:
+    """Every model call of one phone call, oldest first (live and replayed alike): its id as
+    given and as stored (a call id holding personal data is stored as its pseudonym)."""
+    q = (select(LLMCallLog).where(LLMCallLog.call_id.in_(call_ids))
          .order_by(LLMCallLog.at, LLMCallLog.id).limit(MAX_CALL_RECORDS))
     return list((await session.scalars(q)).all())

@@ -20,6 +20,7 @@ from callout_server.db.base import utcnow
 from callout_server.db.engine import Database
 from callout_server.errors import NotFound, UnprocessableEntity
 from callout_server.i18n import Locale, msg
+from callout_server.privacy import current as privacy
 
 DEFAULT_DAYS = 30
 MAX_DAYS = 400
@@ -52,10 +53,12 @@ class UsageQueries:
                 "until": last.isoformat(), "items": items}
 
     async def call(self, call_id: str, locale: Locale) -> dict[str, Any]:
+        """The call's records under its id as given or as stored (its pseudonym, if the id
+        itself holds personal data: docs/privacy.md)."""
         async with self._db.session() as s:
-            rows = await usage_queries.call_records(s, call_id)
+            rows = await usage_queries.call_records(s, stored_ids(call_id))
         if not rows:
-            raise NotFound(msg("call_not_found", call_id=call_id[:64]))
+            raise NotFound(msg("call_not_found"))
         records = [record_dict(r, locale) for r in rows]
         costs = {r["currency"] for r in records if r["currency"]}
         totals = {
@@ -68,3 +71,8 @@ class UsageQueries:
         }
         campaign = next((r["campaign"] for r in records if r["campaign"]), None)
         return {"call_id": call_id, "campaign": campaign, "records": records, "totals": totals}
+
+
+def stored_ids(call_id: str) -> frozenset[str]:
+    stored, _ = privacy().text(call_id)
+    return frozenset(k for k in (call_id, stored) if k)

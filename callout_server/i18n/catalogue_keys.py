@@ -31,5 +31,4 @@ KEY_MESSAGES: dict[str, tuple[str, str]] = {
                          "a currency is 3 capital letters (CNY, USD...)"),
     "until_before_since": ("结束时间早于开始时间", "until is before since"),
     "usage_window_too_long": ("最多 {days} 天", "at most {days} days"),
-    "call_not_found": ("没有通话 {call_id} 的模型调用记录", "no model call recorded for call {call_id}"),
 }
