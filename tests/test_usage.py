@@ -89,7 +89,9 @@ async def test_usage_per_group_and_the_call_view(make_settings: Any, pg_url: str
         assert view["totals"]["latency_ms"] == pytest.approx(
             sum(x["latency_ms"] for x in mine), abs=0.2)
         r = await client.get("/api/admin/calls/nobody", headers={**ADMIN_HEADERS, **EN})
-        assert r.status_code == 404 and "nobody" in r.json()["error"]["message"]
+        error = r.json()["error"]  # the erasure's words: they never repeat the id
+        assert r.status_code == 404 and error["code"] == "call_not_found"
+        assert "nobody" not in error["message"]
 
         # The summary answers without the log: emptied, the usage stays.
         conn = await asyncpg.connect(asyncpg_dsn(pg_url))
