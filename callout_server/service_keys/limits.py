@@ -150,9 +150,9 @@ class KeyLimiter:
         return st
 
     async def _admit(self, key: ServiceKey) -> Lease:
-        st = self._reserve_of(key)
         answer: Round | None = None
         for _ in range(MAX_TRIES):
+            st = self._reserve_of(key)  # again each time: the key's limits may have changed
             now, back = time.monotonic(), []
             day, left = day_of(time.time())
             unknown, no_admission, no_slot = st.missing(key, now, day, back)
