@@ -166,3 +166,20 @@ async def test_a_budget_spent_on_one_worker_is_seen_by_another(redis_prefix: str
             return False
 
         await _until(refused_on_b)  # within about a second (TOKENS_FRESH_S)
+
+
+async def test_a_request_with_room_in_the_reserve_never_waits_for_redis(
+        redis_prefix: str) -> None:
+    key = _key(rpm=10_000, max_in_flight=1_000, daily_tokens=10**9)
+    async with _limiters(redis_prefix, 1, reserve_max=8) as (limiter,):
+        await limiter.release(key, await limiter.acquire(key))  # the first reservation
+        step = limiter.acquire(key)
+        try:
+            step.send(None)  # runs to its end without suspending once: no round trip
+        except StopIteration as done:
+            lease = done.value
+        else:
+            step.close()
+            raise AssertionError("acquire waited although the reserve had room")
+        assert lease.where == "redis" and lease.slot is not None
+        await limiter.release(key, lease)
