@@ -34,15 +34,18 @@ decision; the redaction runs in the call-log writer, never on the request).
 
 adds (c): the same decisions with a service key whose limits are all set (rpm, max_in_flight,
 daily_tokens; high enough never to refuse), beside (b) with the environment's token, in the
-same run and rounds: what the key lookup, the Redis limit check (one Lua script), the release
-and the budget count add ("added by the key": c - b). The worker then runs with Redis.
+same run and rounds: what the key lookup, the limit check (from the worker's reserve of
+admissions and slots, topped up from Redis in the background), the release and the budget
+count add ("added by the key": c - b). The worker then runs with Redis.
 
     .venv/bin/python bench/bench_nlu.py --in-process --keys
 
 measures what a limited key adds on its own, for a machine too busy for the figures above:
 the key lookup (one HMAC and a dict probe) in CPU µs, and the limit check against the real
-Redis (the Lua script before the request, the release after it, the batched budget count):
-wall and CPU µs per request, median of 10 batches of 500 sequential requests.
+Redis (admitted from the worker's reserve, the release, the batched budget count) beside the
+check as it was before the reserve (one Lua script before each request, a ZREM after it) and
+two bare PINGs: wall and CPU µs per request, median of 10 batches of 500 sequential requests
+each, the three taking turns.
 
     .venv/bin/python bench/bench_nlu.py --in-process
 
@@ -470,35 +473,83 @@ async def keys_in_process() -> None:
     lookup_us = (time.process_time() - start) / 100_000 * 1e6
     assert key is not None
     limiter = KeyLimiter("redis://127.0.0.1:6379/0", f"bench-{secrets.token_hex(4)}")
-    for _ in range(200):  # warm-up: the connection, the script cached in Redis
-        await limiter.release(key, await limiter.acquire(key))
     import redis.asyncio as aioredis
 
     bare = aioredis.from_url("redis://127.0.0.1:6379/0")
-    wall, cpu, ping_wall, ping_cpu = [], [], [], []
-    for _ in range(10):  # alternating with the baseline: two bare round trips (PING, PING)
-        t0, c0 = time.perf_counter(), time.process_time()
-        for _ in range(500):
-            lease = await limiter.acquire(key)
-            await limiter.release(key, lease)
-            limiter.spend(key, 254)
-        wall.append((time.perf_counter() - t0) / 500 * 1e6)
-        cpu.append((time.process_time() - c0) / 500 * 1e6)
-        t0, c0 = time.perf_counter(), time.process_time()
-        for _ in range(500):
-            await bare.ping()
-            await bare.ping()
-        ping_wall.append((time.perf_counter() - t0) / 500 * 1e6)
-        ping_cpu.append((time.process_time() - c0) / 500 * 1e6)
+    former = bare.register_script(FORMER_ACQUIRE)
+    base = f"bench-{secrets.token_hex(4)}:sk:{key.id}"
+    names = [f"{base}:rpm", f"{base}:inflight", f"{base}:tokens:0"]
+
+    async def before(i: int) -> None:  # the check as it was: a script before, a ZREM after
+        await former(keys=names, args=[key.rpm, key.max_in_flight, key.daily_tokens,
+                                       f"m{i}", 300_000, 86_400_000])
+        await bare.zrem(names[1], f"m{i}")
+
+    async def after(i: int) -> None:  # the reserve: memory, a reservation now and then
+        lease = await limiter.acquire(key)
+        await limiter.release(key, lease)
+        limiter.spend(key, 254)
+
+    async def pings(i: int) -> None:
+        await bare.ping()
+        await bare.ping()
+
+    runs: dict[str, tuple[list[float], list[float]]] = {
+        name: ([], []) for name in ("before", "after", "pings")}
+    for i in range(200):  # warm-up: the connections, the scripts cached in Redis
+        await before(i)
+        await after(i)
+    rounds = limiter.rounds
+    for n in range(10):  # the three alternate, batch by batch
+        for name, step in (("before", before), ("after", after), ("pings", pings)):
+            t0, c0 = time.perf_counter(), time.process_time()
+            for i in range(500):
+                await step(n * 500 + i)
+            runs[name][0].append((time.perf_counter() - t0) / 500 * 1e6)
+            runs[name][1].append((time.process_time() - c0) / 500 * 1e6)
     assert limiter.state == "redis"
+    rounds = limiter.rounds - rounds
     await limiter.aclose()
     await bare.aclose()
     print(f"key lookup (HMAC + dict, 200 keys): {lookup_us:.1f} µs CPU")
-    print(f"limit check + release + budget count (Redis): median {statistics.median(wall):.0f} µs "
-          f"wall, {statistics.median(cpu):.0f} µs CPU per request (min {min(wall):.0f} / "
-          f"{min(cpu):.0f})")
-    print(f"baseline, two bare redis-py round trips (PING, PING): median "
-          f"{statistics.median(ping_wall):.0f} µs wall, {statistics.median(ping_cpu):.0f} µs CPU")
+    for name, label in (("before", "before: one Lua check + ZREM per request (Redis)"),
+                        ("after", "after: the reserve, limit check + release + budget count"),
+                        ("pings", "baseline, two bare redis-py round trips (PING, PING)")):
+        wall, cpu = runs[name]
+        print(f"{label}: median {statistics.median(wall):.1f} µs wall, "
+              f"{statistics.median(cpu):.1f} µs CPU per request (min {min(wall):.1f} / "
+              f"{min(cpu):.1f})")
+    print(f"reservations during the 5,000 requests after: {rounds}")
+
+
+FORMER_ACQUIRE = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local rpm, mif, budget = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local member, lease = ARGV[4], tonumber(ARGV[5])
+if budget > 0 then
+  local used = tonumber(redis.call('GET', KEYS[3]) or '0')
+  if used >= budget then return {3, budget, tonumber(ARGV[6])} end
+end
+if mif > 0 then
+  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+  if redis.call('ZCARD', KEYS[2]) >= mif then return {2, mif, 1000} end
+end
+if rpm > 0 then
+  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - 60000)
+  if redis.call('ZCARD', KEYS[1]) >= rpm then
+    local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+    return {1, rpm, tonumber(oldest[2]) + 60000 - now}
+  end
+  redis.call('ZADD', KEYS[1], now, member)
+  redis.call('PEXPIRE', KEYS[1], 61000)
+end
+if mif > 0 then
+  redis.call('ZADD', KEYS[2], now + lease, member)
+  redis.call('PEXPIRE', KEYS[2], lease + 1000)
+end
+return {0, 0, 0}
+"""
 
 
 if __name__ == "__main__":

@@ -227,7 +227,9 @@ class Services:
         await last_used.start()
         self._stoppers.append(last_used.stop)
         k, r = self.settings.service_keys, self.settings.redis
-        limiter = KeyLimiter(r.url, r.channel_prefix, workers=k.workers, lease_s=k.lease_s)
+        limiter = KeyLimiter(r.url, r.channel_prefix, workers=k.workers, lease_s=k.lease_s,
+                             window_s=k.window_s, reserve_s=k.reserve_s,
+                             reserve_max=k.reserve_max)
         self._stoppers.append(limiter.aclose)
         self._provide(KeyGuard(last_used, limiter))
 

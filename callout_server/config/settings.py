@@ -145,6 +145,13 @@ class ServiceKeysSettings(Section):
     workers: int = Field(1, ge=1, le=10_000)
     # An in-flight slot held by a worker that died is free again after this long.
     lease_s: float = Field(300.0, gt=0)
+    # The `rpm` window (a sliding minute; tests shorten it).
+    window_s: float = Field(60.0, gt=0, le=3600)
+    # Admissions a worker reserved and did not use go back to Redis after this long, and so
+    # do in-flight slots it leased and left idle this long.
+    reserve_s: float = Field(1.0, gt=0, le=60)
+    # The most admissions (and idle slots) a worker reserves beyond those waiting.
+    reserve_max: int = Field(32, ge=1, le=10_000)
 
 
 class ChatSettings(Section):

@@ -5,7 +5,7 @@ principal in the request state; this middleware, inside it, looks at a service k
 request to the dialer's routes only (every other caller and path passes untouched):
 
     1. the route's tier outside the key's tiers                 -> 403 forbidden
-    2. its limits (limits.py), checked in one atomic step        -> 429 with Retry-After
+    2. its limits (limits.py), admitted from the worker's reserve -> 429 with Retry-After
     3. "last used" noted in memory (last_used.py)
     4. who is calling (key id, campaign) made current for the call log's records; the
        tokens the vendors report are added to the key's day once the request is done

@@ -22,8 +22,9 @@ from callout_server.service_keys.table import ServiceKey
 
 
 class LocalLimits:
-    def __init__(self, workers: int) -> None:
+    def __init__(self, workers: int, window_s: float = 60.0) -> None:
         self.workers = max(1, workers)
+        self.window_s = window_s
         self._windows: dict[int, deque[float]] = {}
         self._in_flight: dict[int, int] = {}
         self._tokens: dict[int, tuple[int, int]] = {}  # key -> (UTC day, tokens)
@@ -44,10 +45,10 @@ class LocalLimits:
             raise LimitExceeded(TOO_MANY_IN_FLIGHT, key.max_in_flight, 1)
         if key.rpm is not None:
             window = self._windows.setdefault(key.id, deque())
-            while window and window[0] <= now - 60:
+            while window and window[0] <= now - self.window_s:
                 window.popleft()
             if len(window) >= self.share(key.rpm):
-                raise LimitExceeded(RATE_LIMITED, key.rpm, math.ceil(window[0] + 60 - now))
+                raise LimitExceeded(RATE_LIMITED, key.rpm, math.ceil(window[0] + self.window_s - now))
             window.append(now)
         self.admitted(key)
 
