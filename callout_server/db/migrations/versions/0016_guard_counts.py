@@ -1,4 +1,5 @@
-"""A chat call's record says what its speech guard and filler did (`speech`, counts only).
+"""A chat call's record says what its speech guard and filler did (`speech`, counts only);
+a shadow evaluation's result keeps the global intent each side named.
 
 Revision ID: 0016_guard_counts
 Revises: 0015_endpoint_priority
@@ -28,7 +29,12 @@ def upgrade() -> None:
     op.add_column("llm_call_logs", sa.Column(
         "speech", sa.JSON().with_variant(postgresql.JSONB(), "postgresql"), nullable=True),
         schema=_schema())
+    for side in ("recorded", "candidate"):
+        op.add_column("evaluation_results", sa.Column(f"{side}_global_intent", sa.Text(),
+                                                      nullable=True), schema=_schema())
 
 
 def downgrade() -> None:
+    for side in ("recorded", "candidate"):
+        op.drop_column("evaluation_results", f"{side}_global_intent", schema=_schema())
     op.drop_column("llm_call_logs", "speech", schema=_schema())
