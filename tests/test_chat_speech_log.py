@@ -86,3 +86,14 @@ async def test_a_tier_without_speech_has_empty_counts(db: Database) -> None:
     await recorder.stop()
     tiers = (await DiagnosticsQueries(db, recorder).summary("1h"))["tiers"]
     assert tiers["nlu"]["speech"] == {"guard": {}, "lexicons": {}, "fillers": 0, "configs": []}
+
+
+def test_the_csv_export_writes_speech_as_json() -> None:
+    import csv
+    import io
+
+    from callout_server.calllog.export import csv_chunk
+    speech = {"guard": {"replace": 1}, "lexicons": {"finance": 1}, "filler": True}
+    text = csv_chunk([{"id": 1, "tier": "chat", "speech": speech, "redacted": {}}], header=True)
+    [row] = list(csv.DictReader(io.StringIO(text[1:])))
+    assert orjson.loads(row["speech"]) == speech and row["redacted"] == "{}"
