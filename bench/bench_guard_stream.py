@@ -90,7 +90,7 @@ async def one_turn(guard: SpeechGuard | None) -> list[float]:
     marks: list[float] = []
     run = TurnRun(ChatHistory(None, size=10), call_id="b", turn_id="t", output="audio",
                   progress=TurnProgress(), open_stream=lambda: ScriptedStream(marks),  # type: ignore[arg-type,return-value]
-                  record=lambda r: None, on_tool_call=lambda *a: None, on_end=lambda r: None,
+                  record=lambda *a: None, on_tool_call=lambda *a: None, on_end=lambda r: None,
                   batch_sentences=1, first_clause_min_chars=None, apology="", guard=guard)
     run.start()
     got: list[float] = []
