@@ -4,6 +4,11 @@ reaches every worker.
     .venv/bin/python bench/bench_guard_stream.py [--turns 300] [--propagations 10]
         [--pg postgresql+asyncpg://postgres@127.0.0.1:5432] [--redis redis://127.0.0.1:6379/0]
 
+`--turns 0` runs (3) alone. The workers run the code of the checkout the script is in (its
+directory is their working directory), so a copy of an older commit with this script in it
+measures that commit: `git archive <commit> | tar -x -C /tmp/before`, copy this file there,
+`cd /tmp/before && /path/to/.venv/bin/python bench/bench_guard_stream.py --turns 0`.
+
 (1) Boundary token -> `sentence` event, in process: a `TurnRun` fed by a scripted stream
     (no network), the time from handing the stream's boundary token to the turn until the
     consumer of `run.events()` holds the sentence. No guard, a 10,000-term lexicon, and the
@@ -85,7 +90,7 @@ async def one_turn(guard: SpeechGuard | None) -> list[float]:
     marks: list[float] = []
     run = TurnRun(ChatHistory(None, size=10), call_id="b", turn_id="t", output="audio",
                   progress=TurnProgress(), open_stream=lambda: ScriptedStream(marks),  # type: ignore[arg-type,return-value]
-                  record=lambda r: None, on_tool_call=lambda *a: None, on_end=lambda r: None,
+                  record=lambda *a: None, on_tool_call=lambda *a: None, on_end=lambda r: None,
                   batch_sentences=1, first_clause_min_chars=None, apology="", guard=guard)
     run.start()
     got: list[float] = []
@@ -201,8 +206,9 @@ async def main() -> None:
     args = ap.parse_args()
     warm()
     terms = [*han_terms(9_995), "保本", "稳赚", "零风险", "保证收益", "稳赚不赔"]
-    await part1(args.turns, terms)
-    part2(terms)
+    if args.turns:
+        await part1(args.turns, terms)
+        part2(terms)
     if args.propagations:
         await part3(args, terms)
 

@@ -123,8 +123,8 @@ async def test_a_candidate_disagreeing_on_a_known_subset_is_reported_exactly(
         assert set(dis) == {"c7", "c8", "c9", "c10"}
         assert dis["c7"]["utterance"] == "明天下午三点以后都可以" and dis["c7"]["node_id"] == "n2"
         assert dis["c7"]["recorded"] | {"latency_ms": 0} == {
-            "intent": "refuse", "slots": {"time": None}, "fallback": False, "code": "ok",
-            "latency_ms": 0}
+            "intent": "refuse", "global_intent": None, "slots": {"time": None},
+            "fallback": False, "code": "ok", "latency_ms": 0}
         assert dis["c7"]["candidate"]["intent"] == "agree"
         assert dis["c7"]["candidate"]["slots"] == {"time": "明天"}
         assert dis["c7"]["candidate"]["code"] == "ok"

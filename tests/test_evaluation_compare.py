@@ -105,3 +105,22 @@ def test_empty_and_percentiles() -> None:
     assert s["by_node"] == []
     assert percentile([5.0], 95) == 5.0
     assert percentile([float(v) for v in range(1, 101)], 50) == 50.5
+
+
+def test_global_intents() -> None:
+    # the same global intent named on both sides: agreement (the node intents agree too)
+    assert agree(recorded_global="opt_out", candidate_global="opt_out") == (True, True, True)
+    # named on one side only, or a different one: the intent disagrees
+    assert agree(recorded_global="opt_out") == (False, True, False)
+    assert agree(candidate_global="opt_out") == (False, True, False)
+    assert agree(recorded_global="opt_out", candidate_global="complaint")[0] is False
+    # the same global intent but another node intent: still a disagreement
+    assert agree(recorded_global="opt_out", candidate_global="opt_out",
+                 candidate_intent="refuse")[0] is False
+    # compared even at a node that offered no intents (slots only)
+    assert agree(intents_offered=False, recorded_intent=None, candidate_intent=None,
+                 recorded_global="human_agent")[0] is False
+    assert agree(intents_offered=False, recorded_intent=None, candidate_intent=None,
+                 recorded_global="human_agent", candidate_global="human_agent")[0] is True
+    # a candidate that decided nothing disagrees with a recorded global intent
+    assert agree(recorded_global="opt_out", candidate_decided=False)[0] is False

@@ -7,7 +7,8 @@ starts with a UTF-8 byte-order mark, without which Excel shows Chinese as mojiba
 
 Text a client or a vendor chose (call_id, node_id, a vendor's message) may start with
 `=`, `+`, `-` or `@`, which a spreadsheet runs as a formula: such a cell gets a leading
-`'` (OWASP's advice for CSV injection). Numbers are written as they are.
+`'` (OWASP's advice for CSV injection). Numbers are written as they are, a JSON column
+(`redacted`, `speech`) as its JSON text.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import csv
 import io
 from collections.abc import Iterable
 from typing import Any
+
+import orjson
 
 from callout_server.calllog.repository import RECORD_FIELDS
 
@@ -26,6 +29,8 @@ _FORMULA = ("=", "+", "-", "@", "\t", "\r")
 def _cell(value: Any) -> Any:
     if value is None:
         return ""
+    if isinstance(value, dict | list):  # `redacted`, `speech`: as JSON, not Python's repr
+        value = orjson.dumps(value).decode()
     if isinstance(value, str) and value.startswith(_FORMULA):
         return "'" + value
     return value

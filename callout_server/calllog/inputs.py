@@ -1,7 +1,7 @@
 """NLU inputs kept with the call log, for shadow evaluation.
 
 Each NLU decision's inputs (utterance, context, intents, slots, instructions, fallback
-intent, overrides, deadline) and its decision are customers' words: they are kept only for
+intent, overrides, deadline, a node's opting out of global intents) and its decision are customers' words: they are kept only for
 `[calllog] nlu_inputs_days` (default 7, `0` keeps none) and purged with the log.
 
 The request path hands over `NluInputs` on the decision's last call-log record and does no
@@ -23,8 +23,9 @@ from callout_server.validation import storable
 
 # What a replay needs to send the same prompt again (the request's other fields, call_id
 # and node_id, have their own columns).
+# `global_intents` is kept when a node opted out (false), so its replay opts out too.
 INPUT_FIELDS = frozenset({"utterance", "context", "intents", "slots", "instructions",
-                          "fallback_intent", "overrides", "deadline_ms"})
+                          "fallback_intent", "overrides", "deadline_ms", "global_intents"})
 
 
 class RequestModel(Protocol):
@@ -40,7 +41,8 @@ class RequestModel(Protocol):
 @dataclass(slots=True, frozen=True)
 class NluInputs:
     request: RequestModel
-    # {"intent", "slots", "fallback", "code", "confidence"}: what the dialer was answered
+    # {"intent", "slots", "fallback", "code", "confidence"}, and "global_intent" (a name)
+    # when the model named one: what the dialer was answered
     decision: dict[str, Any]
     latency_ms: float  # the whole decision, retry included
 

@@ -61,6 +61,10 @@ class LLMCallLog(Base):
     # The side of a running canary the call was on ("active" | "canary"), migration
     # 0014_canaries; NULL: no canary ran on its tier.
     variant: Mapped[str | None] = mapped_column(String(16))
+    # What a chat run's speech guard and filler did, counts only, never a term (migration
+    # 0016_guard_counts): {"guard": {action: n}, "lexicons": {name: n}, "filler": true}.
+    speech: Mapped[dict[str, Any] | None] = mapped_column(JSON().with_variant(
+        postgresql.JSONB(), "postgresql"))
 
     __table_args__ = (
         Index("ix_llm_call_logs_at", "at"),

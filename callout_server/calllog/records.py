@@ -140,6 +140,9 @@ class CallRecord:
     cost: float | None = None  # the configuration's price applied to the tokens (None: unpriced)
     currency: str | None = None
     variant: str | None = None  # "active" | "canary" while a canary runs on the tier
+    # What a chat run's speech guard and filler did: {"guard": {action: n}, "lexicons":
+    # {name: n}, "filler": true}, counts only (tiers/chat/speech_notes.py); None: nothing.
+    speech: dict[str, Any] | None = None
     # An NLU decision's inputs, on its last attempt's record (not a column: a row of
     # `nlu_call_inputs` written in the same transaction; see inputs.py)
     inputs: NluInputs | None = None
@@ -198,10 +201,11 @@ class CallRecord:
     def values(self) -> tuple[Any, ...]:
         """The row as a tuple in COLUMNS order (for PostgreSQL's COPY: JSON as its text)."""
         row = _COLUMN_VALUES(self)
-        if self.reason_args is None and self.redacted is None:
+        if self.reason_args is None and self.redacted is None and self.speech is None:
             return row  # type: ignore[no-any-return]
         out = list(row)
-        for at, value in ((_REASON_ARGS, self.reason_args), (_REDACTED, self.redacted)):
+        for at, value in ((_REASON_ARGS, self.reason_args), (_REDACTED, self.redacted),
+                          (_SPEECH, self.speech)):
             if value is not None:
                 out[at] = orjson.dumps(value).decode()
         return tuple(out)
@@ -232,6 +236,7 @@ COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(CallRecord)
 _COLUMN_VALUES = operator.attrgetter(*COLUMNS)  # one C call for the whole row
 _REASON_ARGS = COLUMNS.index("reason_args")
 _REDACTED = COLUMNS.index("redacted")
+_SPEECH = COLUMNS.index("speech")
 _DYNAMIC_LIMITS = {name: limit for name, limit in TEXT_LIMITS.items()
                    if name not in STATIC_TEXT}
 INPUT_COLUMNS = ("id", "at", "call_id", "node_id", "config_id", "model", "inputs", "decision",

@@ -7,8 +7,9 @@ The report (`upstream.CallReport`) says what the call did; the tier adds only wh
 own (its name, call_id, node_id, an NLU decision's inputs, the source); `to_record` is the
 one place a report's fields become a record's. What later work adds goes there too: a cost
 (from `report.usage` and the configuration's prices), a service key or campaign (a field
-the tier passes, beside `call_id`), a canary variant (a field of the report), redaction of
-stored text (the record's text fields are all set here).
+the tier passes, beside `call_id`), a canary variant (a field of the report), what a chat
+run's speech guard and filler did (`speech`, a field the tier passes), redaction of stored
+text (the record's text fields are all set here).
 
 `record_call` hands the record to a `Recorder` (no I/O: the writer queues it; the null
 recorder drops it), logs one line when the call failed, and returns the diagnostic carrying
@@ -18,7 +19,7 @@ its record id, which the tier hands on so ops can find the record.
 from __future__ import annotations
 
 import logging
-from typing import Protocol
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from callout_server.calllog.caller import CALLER, Caller
@@ -57,16 +58,18 @@ NULL_RECORDER = NullRecorder()
 def record_call(recorder: Recorder, report: CallReport, tier: str, *,
                 call_id: str | None = None, node_id: str | None = None,
                 source: str = "live", inputs: NluInputs | None = None,
-                caller: Caller | None = None) -> Diagnostic | None:
+                caller: Caller | None = None,
+                speech: dict[str, Any] | None = None) -> Diagnostic | None:
     """Record one model call of any tier; returns its diagnostic with the record's id.
 
     `source` is "evaluation" for a shadow evaluation's replay; `inputs` (an NLU decision's)
     are written beside the record. `caller` (default: the one the service-key gate made
-    current, `caller.CALLER`) is told the tokens the vendor counted.
+    current, `caller.CALLER`) is told the tokens the vendor counted. `speech` is what a chat
+    run's guard and filler did (counts, never a term: `tiers/chat/speech_notes.py`).
     """
     caller = CALLER.get() if caller is None else caller
     rec = to_record(report, tier, call_id=call_id, node_id=node_id, source=source,
-                    inputs=inputs, caller=caller)
+                    inputs=inputs, caller=caller, speech=speech)
     if caller is not None:
         tokens = (rec.prompt_tokens or 0) + (rec.completion_tokens or 0)
         if tokens > 0:
@@ -95,7 +98,8 @@ def record_rule(recorder: Recorder, tier: str, rule: str, *, call_id: str | None
 
 def to_record(report: CallReport, tier: str, *, call_id: str | None = None,
               node_id: str | None = None, source: str = "live",
-              inputs: NluInputs | None = None, caller: Caller | None = None) -> CallRecord:
+              inputs: NluInputs | None = None, caller: Caller | None = None,
+              speech: dict[str, Any] | None = None) -> CallRecord:
     """The record of `report`, with the tier's own fields.
 
     A diagnostic is kept as its code and numbers; its numbers (what the call was judged
@@ -115,7 +119,7 @@ def to_record(report: CallReport, tier: str, *, call_id: str | None = None,
         latency_ms=round(report.latency_ms, 1), ttft_ms=report.ttft_ms,
         max_tokens=report.max_tokens, call_id=call_id, node_id=node_id,
         endpoint=endpoint, attempts=report.attempts, source=source,  # type: ignore[arg-type]
-        inputs=inputs, static_clean=True, variant=report.variant)
+        inputs=inputs, static_clean=True, variant=report.variant, speech=speech)
     if d is not None:
         rec.reason, rec.detail, rec.status = d.reason, d.detail, d.status
         rec.reason_args = dict(d.args) if d.args else None

@@ -24,6 +24,7 @@ RECORD_FIELDS = (
     "redacted",  # what redaction replaced: {kind: count} (docs/privacy.md)
     "key_id", "campaign", "cost", "currency",  # who it was for and what it cost (0013)
     "variant",  # the side of a running canary ("active" | "canary"), else None
+    "speech",  # what a chat run's guard and filler did: counts, never a term (0016)
 )
 
 
@@ -69,7 +70,9 @@ async def summary(session: AsyncSession, since: datetime) -> dict[str, Any]:
     Live traffic only: shadow evaluation replays and playground try-outs are left out.
     `latency_ms` is every call's; `completed_latency_ms` leaves out the cancelled ones (a
     chat turn stopped by a barge-in lasted as long as the customer let it, which says
-    nothing about the model), counted apart in `cancelled`.
+    nothing about the model), counted apart in `cancelled`. `speech` counts what the chat
+    guard and filler did (sentences per action and lexicon, fillers spoken), for the tier
+    and per configuration (`configs`: one entry per config_id that had any).
     """
     live = (LLMCallLog.at >= since) & (LLMCallLog.source == "live")
     counts = await session.execute(
@@ -97,9 +100,46 @@ async def summary(session: AsyncSession, since: datetime) -> dict[str, Any]:
                 completed[tier].append(lat)
         if first is not None:
             ttft[tier].append(first)
+    speech = await _speech_counts(session, live)
     for tier, entry in tiers.items():
+        entry["speech"] = speech.get(tier) or {**_no_speech(), "configs": []}
         entry["latency_ms"] = _percentiles(sorted(latency[tier]))
         entry["completed_latency_ms"] = _percentiles(sorted(completed[tier]))
         entry["ttft_ms"] = _percentiles(sorted(ttft[tier]))
         entry["cancelled"] = entry["codes"].get(CANCELLED, 0)
     return tiers
+
+
+def _no_speech() -> dict[str, Any]:
+    return {"guard": {}, "lexicons": {}, "fillers": 0}
+
+
+def _add_speech(into: dict[str, Any], value: dict[str, Any]) -> None:
+    for key in ("guard", "lexicons"):
+        counts = into[key]
+        for name, n in (value.get(key) or {}).items():
+            if isinstance(n, int):
+                counts[name] = counts.get(name, 0) + n
+    if value.get("filler") is True:
+        into["fillers"] += 1
+
+
+async def _speech_counts(session: AsyncSession, live: Any) -> dict[str, dict[str, Any]]:
+    """Per tier: the records' `speech` summed, and per configuration. Only records that
+    carry one are read (a chat turn the guard or a filler touched)."""
+    rows = await session.execute(
+        select(LLMCallLog.tier, LLMCallLog.config_id, LLMCallLog.speech)
+        .where(live & LLMCallLog.speech.is_not(None)))
+    out: dict[str, dict[str, Any]] = {}
+    configs: dict[str, dict[int | None, dict[str, Any]]] = defaultdict(dict)
+    for tier, config_id, value in rows:
+        if not isinstance(value, dict):
+            continue
+        total = out.setdefault(tier, _no_speech())
+        per = configs[tier].setdefault(config_id, {"config_id": config_id, **_no_speech()})
+        _add_speech(total, value)
+        _add_speech(per, value)
+    for tier, total in out.items():
+        total["configs"] = sorted(configs[tier].values(),
+                                  key=lambda c: (c["config_id"] is None, c["config_id"] or 0))
+    return out

@@ -1,8 +1,9 @@
 """Keeping every worker's snapshot at the cluster's configuration generation.
 
-After a write commits, the writing worker reloads its own snapshot and publishes the new
-generation on Redis (`<prefix>:config-generation`); every subscribed worker reloads when
-the generation differs from the one it serves. Independently, each worker polls
+After a write commits, the writing worker publishes the new generation on Redis
+(`<prefix>:config-generation`) and reloads its own snapshot meanwhile (the write's answer
+waits for its own reload); every subscribed worker reloads when the generation differs from
+the one it serves. Independently, each worker polls
 `config_state.generation` every `redis.poll_interval_s`: that catches up a worker whose
 Redis is down or unset (several workers on SQLite), a message lost during a reconnect, and
 doubles as the database health probe. Both loops reconnect by themselves; a reload runs
@@ -97,14 +98,22 @@ class ConfigSync:
 
     # -- after a local write -------------------------------------------------------------
     async def committed(self, generation: int) -> None:
-        """A write on this worker committed `generation`: swap locally, then tell the others."""
+        """A write on this worker committed `generation`: tell the others and swap locally,
+        at once, and return when this worker serves it (a writer reads its own write).
+
+        The notice goes out first, so the other workers' loads (a 10,000-term lexicon's
+        compile) run beside this one's rather than after it; the write has committed, so
+        what they read is what this worker reads. The publish is bounded (1 s) and never
+        raises; a lost notice is caught up by the poll loop."""
+        publishing = asyncio.ensure_future(self.publish(generation))
         try:
             await asyncio.wait_for(self.store.refresh(expected=generation), self.db_timeout_s * 2)
         except Exception as exc:  # the poll loop retries; the write itself has succeeded
             self._db_failed(exc)
         else:
             self._db_ok()
-        await self.publish(generation)
+        finally:
+            await publishing
 
     async def publish(self, generation: int) -> None:
         if self._publisher is None:

@@ -8,6 +8,11 @@ are. A candidate that failed decided nothing: with no fallback intent it has no 
 its fallback answer is no decision of the model either, so it disagrees wherever something
 was asked, except with a recorded fallback to the same intent (the dialer got the same). A
 recorded fallback is compared as what the dialer got.
+
+Global intent: the one the model named (`opt_out`, ...), beside the node's intent. When
+either side named one, the intent agrees only if both named the same and their node
+intents agree too (the dialer acts on the global intent first); when neither did, the
+intent is compared as above. A decision recorded before global intents were kept has none.
 """
 
 from __future__ import annotations
@@ -49,12 +54,16 @@ def compare(*, intents_offered: bool, slots_asked: bool,
             recorded_intent: str | None, recorded_slots: dict[str, Any] | None,
             candidate_intent: str | None, candidate_slots: dict[str, Any] | None,
             candidate_decided: bool, candidate_fallback: bool = False,
-            recorded_fallback: bool = False) -> Agreement:
+            recorded_fallback: bool = False, recorded_global: str | None = None,
+            candidate_global: str | None = None) -> Agreement:
     if candidate_fallback and not recorded_fallback:
         candidate_decided = False
     intent = None
     if intents_offered:
         intent = candidate_decided and candidate_intent == recorded_intent
+    if recorded_global is not None or candidate_global is not None:
+        intent = (candidate_decided and candidate_global == recorded_global
+                  and intent is not False)
     slots = None
     if slots_asked:
         slots = candidate_decided and same_slots(recorded_slots, candidate_slots)

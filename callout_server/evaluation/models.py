@@ -81,6 +81,9 @@ class EvaluationResult(Base):
     prompt_tokens: Mapped[int | None] = mapped_column(Integer)
     completion_tokens: Mapped[int | None] = mapped_column(Integer)
     reasoning_tokens: Mapped[int | None] = mapped_column(Integer)
+    # The global intent each side's model named (migration 0016_guard_counts), else NULL.
+    recorded_global_intent: Mapped[str | None] = mapped_column(Text)
+    candidate_global_intent: Mapped[str | None] = mapped_column(Text)
     intent_agrees: Mapped[bool | None] = mapped_column(Boolean)  # None: no intents offered
     slots_agree: Mapped[bool | None] = mapped_column(Boolean)  # None: no slots asked
     agrees: Mapped[bool] = mapped_column(Boolean, nullable=False)

@@ -15,7 +15,8 @@ from callout_server.calllog.backfill import Target
 from callout_server.evaluation.models import EvaluationResult
 from callout_server.privacy import Privacy, merge
 
-TEXT_COLUMNS = ("utterance", "recorded_intent", "candidate_intent", "call_id", "node_id")
+TEXT_COLUMNS = ("utterance", "recorded_intent", "candidate_intent", "call_id", "node_id",
+                "recorded_global_intent", "candidate_global_intent")
 JSON_COLUMNS = ("recorded_slots", "candidate_slots")
 # Rows stored before redaction ran, for `callout-server redact-stored`.
 STORED = Target(EvaluationResult, TEXT_COLUMNS, JSON_COLUMNS)

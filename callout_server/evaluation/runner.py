@@ -254,6 +254,10 @@ def result_row(evaluation_id: int, row: Any, req: DecideRequest,
                outcome: Outcome) -> dict[str, Any]:
     recorded = row.decision
     decision = outcome.decision
+    named = recorded.get("global_intent")  # kept since 0016 when the model named one
+    recorded_global = named if isinstance(named, str) else None
+    candidate_global = (decision.global_intent.name
+                        if decision is not None and decision.global_intent is not None else None)
     agreement = compare(
         intents_offered=bool(req.intents), slots_asked=bool(req.slots),
         recorded_intent=recorded.get("intent"), recorded_slots=recorded.get("slots"),
@@ -261,7 +265,8 @@ def result_row(evaluation_id: int, row: Any, req: DecideRequest,
         candidate_slots=decision.slots if decision else None,
         candidate_decided=decision is not None,
         candidate_fallback=bool(decision and decision.fallback),
-        recorded_fallback=bool(recorded.get("fallback")))
+        recorded_fallback=bool(recorded.get("fallback")),
+        recorded_global=recorded_global, candidate_global=candidate_global)
     tokens = outcome.tokens
     return {
         "evaluation_id": evaluation_id, "input_id": row.id, "at": row.at,
@@ -271,6 +276,7 @@ def result_row(evaluation_id: int, row: Any, req: DecideRequest,
         "recorded_code": str(recorded.get("code") or "ok")[:40],
         "recorded_latency_ms": row.latency_ms,
         "candidate_intent": decision.intent if decision else None,
+        "recorded_global_intent": recorded_global, "candidate_global_intent": candidate_global,
         "candidate_slots": storable_json(decision.slots) if decision else None,
         "candidate_fallback": bool(decision and decision.fallback),
         "candidate_code": outcome.code, "candidate_latency_ms": float(outcome.latency_ms),

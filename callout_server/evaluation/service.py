@@ -293,11 +293,11 @@ def disagreement(r: EvaluationResult) -> dict[str, Any]:
     return {
         "id": r.id, "at": _iso(r.at), "call_id": r.call_id, "node_id": r.node_id,
         "utterance": r.utterance,
-        "recorded": {"intent": r.recorded_intent, "slots": r.recorded_slots,
-                     "fallback": r.recorded_fallback, "code": r.recorded_code,
-                     "latency_ms": r.recorded_latency_ms},
-        "candidate": {"intent": r.candidate_intent, "slots": r.candidate_slots,
-                      "fallback": r.candidate_fallback, "code": r.candidate_code,
-                      "latency_ms": r.candidate_latency_ms},
+        "recorded": {"intent": r.recorded_intent, "global_intent": r.recorded_global_intent,
+                     "slots": r.recorded_slots, "fallback": r.recorded_fallback,
+                     "code": r.recorded_code, "latency_ms": r.recorded_latency_ms},
+        "candidate": {"intent": r.candidate_intent, "global_intent": r.candidate_global_intent,
+                      "slots": r.candidate_slots, "fallback": r.candidate_fallback,
+                      "code": r.candidate_code, "latency_ms": r.candidate_latency_ms},
         "intent_agrees": r.intent_agrees, "slots_agree": r.slots_agree,
     }

@@ -313,6 +313,8 @@ const zh = {
   canary_confirm_promote: "把「{name}」推广为生效配置并结束灰度？当前生效的配置会被停用。",
   canary_confirm_stop: "停止灰度？所有通话回到当前生效配置。", canary_promote_done: "「{name}」已推广为生效配置。",
   canary_stop_done: "灰度已停止，所有通话回到生效配置。",
+  speech: "播报守卫与垫话", speech_lexicons: "词库：{list}", speech_filler: "播放了垫话",
+  eval_global_intent: "全局意图",
 };
 
 const en = {
@@ -621,6 +623,8 @@ const en = {
   canary_confirm_promote: "Promote “{name}” to the active configuration and end the canary? The current one is deactivated.",
   canary_confirm_stop: "Stop the canary? Every call goes back to the active configuration.", canary_promote_done: "“{name}” is now the active configuration.",
   canary_stop_done: "Canary stopped: every call is back on the active configuration.",
+  speech: "Speech guard and filler", speech_lexicons: "lexicons: {list}", speech_filler: "filler spoken",
+  eval_global_intent: "Global intent",
 };
 
 const DICTS = { zh, en };

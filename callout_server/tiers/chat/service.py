@@ -274,7 +274,8 @@ class ChatService:
         run = TurnRun(
             session.history, call_id=session.call_id, turn_id=turn_id, output=output,
             progress=session.progress_of(turn_id), open_stream=open_stream,
-            record=lambda report: self._record(report, session.call_id, source=session.source),
+            record=lambda report, speech: self._record(report, session.call_id,
+                                                       source=session.source, speech=speech),
             on_tool_call=session.note_tool_call, on_end=session.release,
             batch_sentences=settings.batch_sentences,
             first_clause_min_chars=settings.first_clause_min_chars, apology=session.apology,
@@ -318,9 +319,9 @@ class ChatService:
         return summarise
 
     def _record(self, report: CallReport, call_id: str, node_id: str | None = None,
-                source: str | None = None) -> None:
+                source: str | None = None, speech: dict[str, Any] | None = None) -> None:
         if source is None:  # the session's, while it is there (a compaction's)
             session = self.sessions.get(call_id)
             source = session.source if session is not None else "live"
         record_call(self._recorder, report, "chat", call_id=call_id, node_id=node_id,
-                    source=source)
+                    source=source, speech=speech)

@@ -34,7 +34,8 @@ is stored as spoken; a filler is one timer per run, disarmed by the first senten
 
 A run knows nothing of the session that owns it: it writes to the session's history, and
 tells its owner of a tool call (`on_tool_call`) and of its end (`on_end`, once, whatever the
-way); the model call's report goes to `record` when the run is over.
+way); the model call's report goes to `record` when the run is over, with what the guard and
+the filler did in this run (`SpeechNotes.value()`, counts only: the record's `speech`).
 """
 
 from __future__ import annotations
@@ -63,6 +64,7 @@ from callout_server.tiers.chat.filler import FillerPlan
 from callout_server.tiers.chat.guard import SpeechGuard
 from callout_server.tiers.chat.history import ChatHistory
 from callout_server.tiers.chat.outbox import SLOW_CONSUMER, Outbox
+from callout_server.tiers.chat.speech_notes import SpeechNotes
 from callout_server.tiers.errors import TIMEOUT_CODES
 from callout_server.upstream import CallReport, PoolStream
 
@@ -95,7 +97,7 @@ class TurnRun:
         output: str,
         progress: TurnProgress,
         open_stream: OpenStream,
-        record: Callable[[CallReport], object],
+        record: Callable[[CallReport, dict[str, Any] | None], object],
         on_tool_call: OnToolCall,
         on_end: Callable[[TurnRun], None],
         batch_sentences: int,
@@ -131,6 +133,7 @@ class TurnRun:
         self._filler = filler if output == "audio" else None
         self._filler_timer: asyncio.TimerHandle | None = None
         self._said = False  # this run has sent a sentence (a filler is then too late)
+        self.notes = SpeechNotes()  # what the guard and the filler did (the record's `speech`)
         self._outbox = Outbox(max_unread_bytes)
         self._stream: PoolStream | None = None
         self._mark = 0  # where the current segment starts in the stream's text
@@ -208,7 +211,7 @@ class TurnRun:
                                     "message": text("chat_internal_error", self._locale)})
             try:
                 if stream is not None:  # no stream, no model call (the route lookup failed)
-                    self._record(stream.report(diagnostic))
+                    self._record(stream.report(diagnostic), self.notes.value())
             except Exception:
                 log.exception("could not record a chat call")
 
@@ -285,6 +288,7 @@ class TurnRun:
 
     def _note_guard(self, action: str, lexicon: str | None) -> None:
         # Never the term itself: the dialer learns what was done, and where.
+        self.notes.guarded(action, lexicon)
         self._put("guard", {"turn_id": self.turn_id, "index": self.progress.index,
                             "action": action, "lexicon": lexicon})
 
@@ -293,7 +297,7 @@ class TurnRun:
         progress = self.progress
         if self.done or self._said or progress.filler or self._filler is None:
             return
-        progress.filler = True
+        progress.filler = self.notes.filler = True
         self._put("sentence", {"turn_id": self.turn_id, "index": progress.index,
                                "text": self._filler.next_text(), "filler": True})
         progress.index += 1

@@ -271,10 +271,14 @@ class Outcome:
 
 def _inputs(req: DecideRequest, decision: Decision, code: str) -> NluInputs:
     """The decision's inputs for the call log: the request is only referenced here (the
-    background writer serialises it), so the hot path pays for one small dict."""
-    return NluInputs(req, {"intent": decision.intent, "slots": decision.slots,
-                           "fallback": decision.fallback, "code": code,
-                           "confidence": decision.confidence}, decision.latency_ms)
+    background writer serialises it), so the hot path pays for one small dict. A global
+    intent the model named is kept with it (`global_intent`: its name), so a shadow
+    evaluation compares it too."""
+    kept = {"intent": decision.intent, "slots": decision.slots, "fallback": decision.fallback,
+            "code": code, "confidence": decision.confidence}
+    if decision.global_intent is not None:
+        kept["global_intent"] = decision.global_intent.name
+    return NluInputs(req, kept, decision.latency_ms)
 
 
 class _Failure(Exception):

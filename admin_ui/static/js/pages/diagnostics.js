@@ -211,7 +211,18 @@ function detailValue(k, v) {
   if (k === "tier") return tierLabel(v);
   if (k === "source") return labelOf("record_source_", v);
   if (k === "latency_ms" || k === "ttft_ms") return msText(v, 1);
+  if (k === "speech" && typeof v === "object") return speechText(v);
   return valueText(v);
+}
+
+/** What a chat turn's speech guard and filler did: counts only, never the term. */
+export function speechText(v) {
+  const counts = (o, label) => Object.entries(o || {}).map(([name, n]) => `${label(name)} ×${n}`).join(t("list_sep"));
+  const parts = [counts(v.guard, (a) => labelOf("lex_action_", a))];
+  const lexicons = counts(v.lexicons, (name) => name);
+  if (lexicons) parts.push(t("speech_lexicons", { list: lexicons }));
+  if (v.filler) parts.push(t("speech_filler"));
+  return parts.filter(Boolean).join(t("detail_sep")) || t("none");
 }
 
 /** Tolerant summary shape: tiers as {tier: {...}} or [{tier, ...}]; codes as {code: n} or [{code, count}]. */

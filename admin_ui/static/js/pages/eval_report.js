@@ -97,6 +97,7 @@ function decision(side, withCode) {
   const intent = side?.intent ?? JSON.stringify(null);  // shown as the JSON the model gave
   return h("div", { class: "eval-decision" },
     h("span", { class: "mono eval-intent" }, intent),
+    side?.global_intent ? badge(`${t("eval_global_intent")}${t("colon")}${side.global_intent}`, "info") : null,
     side?.fallback ? badge(t("eval_fallback"), "warn") : null,
     failed ? codeBadge(side.code) : null,
     slots.length ? h("div", { class: "cell-sub mono" }, slots.map(([k, v]) => `${k}=${v === null ? "null" : JSON.stringify(v)}`).join(" · ")) : null);
