@@ -99,7 +99,7 @@ def aiohttp_session(transport: AiohttpTransport) -> aiohttp.ClientSession:
 
 def make_http_client(
     *,
-    transport: AiohttpTransport | None = None,
+    transport: httpx.AsyncBaseTransport | None = None,
     connect_timeout: float = CONNECT_TIMEOUT_S,
 ) -> httpx.AsyncClient:
     """The shared pooled client (httpx interface, aiohttp transport). Create once per process."""
