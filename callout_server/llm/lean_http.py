@@ -53,6 +53,7 @@ class _Key(NamedTuple):
     host: str
     port: int
     ssl: object
+    is_ssl: bool
 
 
 class ServerClosed(aiohttp.ServerDisconnectedError):
@@ -188,6 +189,9 @@ class _Conn(asyncio.Protocol):
                 body = self.inflate.decompress(body, self.limit - self.size + 1)
             except zlib.error as exc:
                 raise MalformedResponse(f"undecodable body: {exc}") from None
+        self._take(body)
+
+    def _take(self, body: bytes) -> None:
         self.size += len(body)
         if self.size > self.limit:
             self.chunks.append(body[: len(body) - (self.size - self.limit)])
@@ -208,7 +212,8 @@ class _Conn(asyncio.Protocol):
     def _finish(self) -> None:
         self.complete = True
         if self.inflate is not None and not self.cut:
-            self.on_body(self.inflate.flush())  # bounded: flush() holds at most what came in
+            # Not cut, so every decompress() took all its input: what flush() holds is bounded.
+            self._take(self.inflate.flush())
         if self.waiter is not None and not self.waiter.done():
             self.waiter.set_result(None)
 
@@ -314,7 +319,7 @@ class LeanPool:
         scheme, host, port = origin
         loop = asyncio.get_running_loop()
         ctx = (self._ssl or ssl.create_default_context()) if scheme == "https" else None
-        key = _Key(host, port, ctx if ctx is not None else True)
+        key = _Key(host, port, ctx if ctx is not None else True, ctx is not None)
         try:
             async with asyncio.timeout(timeout_s):
                 infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
