@@ -1,9 +1,6 @@
 """A lean keep-alive HTTP/1.1 POST for `LLMClient.complete()`: an `asyncio.Protocol` with
 httptools' response parser, about a third of the CPU an aiohttp POST costs (bench/README.md).
 
-    pool = LeanPool(slots, ssl_context=ctx, guarded=True)
-    status, body, retry_after = await pool.post(url, body, headers, limit=..., connect_timeout_s=...)
-
 Plain-JSON, non-streamed POSTs only (streams stay on httpx over aiohttp). What it keeps of the
 aiohttp session it replaces, so that `transport.describe_transport_error` and the tests read
 its failures the same way:
@@ -47,9 +44,7 @@ from callout_server.llm.targets import RefusedAddress, refused_among
 Origin = tuple[str, str, int]  # scheme, host (IDNA), port
 
 
-class _Key(NamedTuple):
-    """What aiohttp's connector exceptions read of their connection key."""
-
+class _Key(NamedTuple):  # what aiohttp's connector exceptions read of their connection key
     host: str
     port: int
     ssl: object
@@ -135,8 +130,11 @@ class _Conn(asyncio.Protocol):
         self.transport = transport  # type: ignore[assignment]
 
     def data_received(self, data: bytes) -> None:
-        if self.waiter is None or self.complete:
-            return  # nothing asked (an idle connection): dropped when it is next checked out
+        if self.waiter is None or self.complete:  # bytes nobody asked for: never reused
+            self.keep_alive = False
+            if self.transport is not None:
+                self.transport.close()
+            return
         self.got_bytes = True
         try:
             self.parser.feed_data(data)
@@ -160,10 +158,16 @@ class _Conn(asyncio.Protocol):
             self._fail(ServerClosed(not self.got_bytes))
 
     # -- httptools callbacks
+    # A second message in the same read (bytes past the answer) is ignored, the connection
+    # not reused (`_finish` is final).
     def on_header(self, name: bytes, value: bytes) -> None:
-        self.headers[name.lower()] = value
+        if not self.complete:
+            self.headers[name.lower()] = value
 
     def on_headers_complete(self) -> None:
+        if self.complete:
+            self.keep_alive = False
+            return
         self.headers_done = True
         self.status = self.parser.get_status_code()
         encoding = self.headers.get(b"content-encoding", b"identity").strip().lower()
@@ -182,7 +186,7 @@ class _Conn(asyncio.Protocol):
             self._cut()
 
     def on_body(self, body: bytes) -> None:
-        if self.cut:
+        if self.cut or self.complete:
             return
         if self.inflate is not None:
             try:
@@ -200,7 +204,7 @@ class _Conn(asyncio.Protocol):
         self.chunks.append(body)
 
     def on_message_complete(self) -> None:
-        if not self.cut:
+        if not self.complete:
             self.keep_alive = self.parser.should_keep_alive()
             self._finish()
 
