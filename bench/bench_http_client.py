@@ -1,4 +1,4 @@
-"""CPU per non-streamed POST: the aiohttp session `complete()` posts on vs a lean prototype.
+"""CPU per non-streamed POST: the lane's aiohttp session vs its lean pool (llm/lean_http.py).
 
     .venv/bin/python bench/bench_http_client.py [--requests 3000] [--rounds 6] [--inflight 16]
 
@@ -6,10 +6,10 @@ The fixed-answer upstream (loadgen.serve_fixed, aiohttp on uvloop) runs in its o
 this process, on uvloop, sends the decision's body with `--inflight` requests outstanding, in
 rounds that alternate between the variants (the order swapped every other round):
 
-  aiohttp   `LLMClient._post` as `complete()` calls it (the lane's aiohttp session, its
-            bounded read), the path the NLU tier takes today
-  lean      `lean_http_prototype.LeanPool.post` (asyncio protocol + httptools), same URL,
-            headers and body, the same size bound
+  aiohttp   the lane's aiohttp session and `transport.read_bounded`, as `LLMClient._post`
+            posted before the lean pool (and still does for a URL the pool does not take)
+  lean      `LLMClient._post` as `complete()` calls it: the lane's `LeanPool.post`
+            (asyncio protocol + httptools), same URL, headers and body, the same size bound
   complete/aiohttp, complete/lean
             the whole `LLMClient.complete()` (shaping, parsing, classification) over each
 
@@ -32,7 +32,6 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(1, str(HERE.parent))
 
 from bench_nlu import DECIDE, MODEL, REPLY  # noqa: E402
-from lean_http_prototype import LeanPool  # noqa: E402
 from loadgen import free_port, pct, run_batch, serve_fixed  # noqa: E402
 
 
@@ -46,7 +45,12 @@ async def main(args: argparse.Namespace) -> None:
 
     from callout_server.llm import LLMClient, LLMConfig
     from callout_server.llm.request_body import build_request
-    from callout_server.llm.transport import request_headers
+    from callout_server.llm.transport import (
+        ERROR_BODY_LIMIT,
+        aiohttp_session,
+        read_bounded,
+        request_headers,
+    )
     from callout_server.tiers.nlu.schemas import DecideRequest
     from callout_server.tiers.nlu.service import llm_request
 
@@ -70,30 +74,39 @@ async def main(args: argparse.Namespace) -> None:
         client = LLMClient()
         lane = client._lane(cfg)
         limit = lane.limits.max_response_bytes
-        lean = LeanPool(max_connections=lane.limits.max_connections)
 
-        async def lean_post(self: Any, lane: Any, url: str, body: bytes,
-                            headers: dict[str, str], total: float) -> Any:
-            status, content, got = await lean.post(url, body, headers, limit)
-            retry = got.get(b"retry-after")
-            return status, content, retry.decode("latin-1") if retry is not None else None
+        async def aiohttp_post(self: Any, lane: Any, url: str, body: bytes,
+                               headers: dict[str, str], total: float) -> Any:
+            import aiohttp
+
+            timeout = aiohttp.ClientTimeout(sock_connect=min(5.0, total))
+            session = aiohttp_session(lane.transport)
+            async with lane.slots, session.post(url, data=body, headers=headers,
+                                                timeout=timeout,
+                                                allow_redirects=False) as response:
+                if response.status >= 300:
+                    content, _ = await read_bounded(response, ERROR_BODY_LIMIT)
+                    return response.status, content, response.headers.get("retry-after")
+                content, whole = await read_bounded(response, limit)
+                return response.status, content if whole else None, None
+
+        old_client = LLMClient()
+        old_client._post = aiohttp_post.__get__(old_client)  # type: ignore[method-assign]
+        old_lane = old_client._lane(cfg)
 
         async def v_aiohttp() -> None:
-            status, content, _ = await client._post(lane, built.url, body, headers, 10.0)
+            status, content, _ = await old_client._post(old_lane, built.url, body, headers, 10.0)
             assert status == 200 and content == REPLY
 
         async def v_lean() -> None:
-            status, content, _ = await lean.post(built.url, body, headers, limit)
+            status, content, _ = await client._post(lane, built.url, body, headers, 10.0)
             assert status == 200 and content == REPLY, (status, content)
 
-        lean_client = LLMClient()
-        lean_client._post = lean_post.__get__(lean_client)  # type: ignore[method-assign]
-
         async def v_complete_aiohttp() -> None:
-            await client.complete(cfg, req)
+            await old_client.complete(cfg, req)
 
         async def v_complete_lean() -> None:
-            await lean_client.complete(cfg, req)
+            await client.complete(cfg, req)
 
         variants = {"aiohttp": v_aiohttp, "lean": v_lean,
                     "complete/aiohttp": v_complete_aiohttp, "complete/lean": v_complete_lean}
@@ -119,9 +132,8 @@ async def main(args: argparse.Namespace) -> None:
                   f"{pct(lat[name], 0.5):.2f} / {pct(lat[name], 0.99):.2f}")
         print(f"  lean / aiohttp: {statistics.median(per['lean']) / statistics.median(per['aiohttp']):.2f}x; "
               f"complete: {statistics.median(per['complete/lean']) / statistics.median(per['complete/aiohttp']):.2f}x")
-        lean.close()
         await client.aclose()
-        await lean_client.aclose()
+        await old_client.aclose()
     finally:
         proc.terminate()
         proc.join(5)

@@ -1,8 +1,8 @@
 """LLMClient as production builds it, against a real local server: request shape, error
 translation, timeouts, secrecy, streams and barge-in.
 
-`complete()` is the NLU hot path (a POST on the pool's aiohttp session); `stream()` goes
-through httpx on the same transport. Both are exercised on a real socket
+`complete()` is the NLU hot path (a POST on the lane's lean pool, llm/lean_http.py);
+`stream()` goes through httpx on the lane's aiohttp transport. Both are exercised on a real socket
 (tests/fixtures/upstream.py), so the exceptions translated here are the ones production sees.
 """
 

@@ -43,6 +43,7 @@ from callout_server.llm.diagnostics import Diagnostic
 from callout_server.llm.errors import LLMCallError
 from callout_server.llm.events import Finish, ToolCall, Usage
 from callout_server.llm.key_echo import clean_text
+from callout_server.llm.lane import Lane
 from callout_server.llm.request import LLMRequest
 from callout_server.llm.request_body import build_request
 from callout_server.llm.stream import LLMStream
@@ -55,8 +56,6 @@ from callout_server.llm.transport import (
     aiohttp_session,
     call_error,
     inband_error,
-    make_http_client,
-    make_transport,
     read_bounded,
     refused_error,
     refused_target_error,
@@ -93,26 +92,15 @@ class Completion:
     extra: dict[str, object] = field(default_factory=dict)
 
 
-class _Lane:
-    """One connection pool: its transport, the httpx client over it, and its bounds."""
-
-    __slots__ = ("http", "limits", "transport")
-
-    def __init__(self, limits: PoolLimits, targets: TargetPolicy) -> None:
-        self.limits = limits
-        self.transport = make_transport(max_connections=limits.max_connections,
-                                        resolver=targets.resolver)
-        self.http = make_http_client(transport=self.transport)
-
-
 class LLMClient:
     """Shared, long-lived: the pooled HTTP clients under all tiers. Safe for concurrent use.
 
     One connection pool per name in `pools`, chosen by the configuration's `tier` label
     (which the client reads for nothing else), so a burst on one tier can never take the
     connections another needs; a label without a pool of its own uses `default_pool`. Two
-    ways onto a pool: the non-streamed hot path posts on its aiohttp session directly
-    (`_post`), streams go through httpx on the same transport. Tests drive exactly this
+    ways onto a pool (lane.py), under one connection limit: the non-streamed hot path posts
+    on its lean HTTP/1.1 pool (`_post`, lean_http.py), streams go through httpx on the
+    aiohttp transport. Tests drive exactly this
     pair against a real local server (tests/fixtures/upstream.py).
     """
 
@@ -127,8 +115,8 @@ class LLMClient:
         targets: TargetPolicy | None = None,
     ) -> None:
         self.targets = targets or TargetPolicy()
-        self._default = _Lane(default_pool or PoolLimits(), self.targets)
-        self._lanes = {name: _Lane(limits, self.targets)
+        self._default = Lane(default_pool or PoolLimits(), self.targets)
+        self._lanes = {name: Lane(limits, self.targets)
                        for name, limits in (pools or {}).items()}
         self.locale: Literal["zh", "en"] = locale
         self.connect_timeout_s = connect_timeout_s
@@ -141,12 +129,12 @@ class LLMClient:
         """The bounds of the pool `cfg`'s calls run on."""
         return self._lane(cfg).limits
 
-    def _lane(self, cfg: LLMConfig) -> _Lane:
+    def _lane(self, cfg: LLMConfig) -> Lane:
         return self._lanes.get(cfg.tier, self._default)
 
     async def aclose(self) -> None:
         for lane in (self._default, *self._lanes.values()):
-            await lane.http.aclose()  # closes the transport and its aiohttp session
+            await lane.aclose()  # its lean pool, the transport and its aiohttp session
 
     async def __aenter__(self) -> LLMClient:
         return self
@@ -231,28 +219,34 @@ class LLMClient:
             extra=finish.extra,
         )
 
-    async def _post(self, lane: _Lane, url: str, body: bytes, headers: dict[str, str],
+    async def _post(self, lane: Lane, url: str, body: bytes, headers: dict[str, str],
                     total: float) -> tuple[int, bytes | None, str | None]:
         """POST and read the body: (status, body bytes, Retry-After header); the body is
         None when an answer passed the pool's `max_response_bytes` (the connection is
         closed unread), an error body is kept up to `ERROR_BODY_LIMIT`.
 
-        Straight on the transport's aiohttp session: the httpx layer on top (request and
-        response models, URL parsing, header merging, hooks) halves what one worker serves
-        on this path (bench/bench_client.py, `complete()` via httpx). Same pool, same
-        connections; aiohttp's exceptions are translated by `transport_error` like httpx's.
-        The total limit is the caller's `asyncio.timeout`. Redirects are not followed: a
-        3xx is the answer (an `upstream_error`), never a request to wherever it points.
+        On the lane's lean pool (lean_http.py): aiohttp's client costs three times its CPU
+        per POST, and httpx's layer on top of that twice again (bench/README.md). Its
+        failures are aiohttp's exception classes, translated by `transport_error` like the
+        streams'. A URL it does not take (credentials in it) goes through the lane's aiohttp
+        session, under the same slots. The total limit is the caller's `asyncio.timeout`.
+        Redirects are not followed: a 3xx is the answer (an `upstream_error`), never a
+        request to wherever it points.
         """
-        timeout = aiohttp.ClientTimeout(sock_connect=min(self.connect_timeout_s, total))
+        connect_s = min(self.connect_timeout_s, total)
+        limit = lane.limits.max_response_bytes
+        if lane.lean.handles(url):
+            return await lane.lean.post(url, body, headers, limit=limit,
+                                        error_limit=ERROR_BODY_LIMIT, connect_timeout_s=connect_s)
+        timeout = aiohttp.ClientTimeout(sock_connect=connect_s)
         session = aiohttp_session(lane.transport)
-        async with session.post(url, data=body, headers=headers, timeout=timeout,
-                                allow_redirects=False) as response:
+        async with lane.slots, session.post(url, data=body, headers=headers, timeout=timeout,
+                                            allow_redirects=False) as response:
             status = response.status
             if status >= 300:
                 content, _ = await read_bounded(response, ERROR_BODY_LIMIT)
                 return status, content, response.headers.get("retry-after")
-            content, whole = await read_bounded(response, lane.limits.max_response_bytes)
+            content, whole = await read_bounded(response, limit)
             return status, content if whole else None, None
 
     # -- streamed --------------------------------------------------------------------------

@@ -4,7 +4,9 @@ Why aiohttp underneath httpx: measured on this machine against a trivial local u
 (`bench/bench_client.py`), httpx's own pool (httpcore) collapses under concurrency while the
 `httpx-aiohttp` transport keeps an httpx.AsyncClient interface and serves an order of magnitude
 more requests at a fraction of the tail latency. One client per process, created once:
-connection set-up is the expensive part of a sub-second NLU call.
+connection set-up is the expensive part of a sub-second NLU call. Non-streamed calls skip
+both layers: `complete()` posts on the lane's lean pool (lean_http.py, lane.py), whose
+failures are aiohttp's exception classes, so the table below reads them too.
 
 Timeouts passed per request map onto aiohttp as: connect → `sock_connect`, read →
 `sock_read` (time between bytes), pool → aiohttp's `connect` (pool wait + connect). Total
@@ -99,7 +101,7 @@ def aiohttp_session(transport: AiohttpTransport) -> aiohttp.ClientSession:
 
 def make_http_client(
     *,
-    transport: AiohttpTransport | None = None,
+    transport: httpx.AsyncBaseTransport | None = None,
     connect_timeout: float = CONNECT_TIMEOUT_S,
 ) -> httpx.AsyncClient:
     """The shared pooled client (httpx interface, aiohttp transport). Create once per process."""
