@@ -14,11 +14,12 @@ from datetime import date, datetime, time, timedelta
 from typing import Any
 
 from callout_server.calllog import usage_queries
+from callout_server.calllog.erasure import CallNotFound
 from callout_server.calllog.repository import record_dict
 from callout_server.calllog.usage_queries import GroupBy
 from callout_server.db.base import utcnow
 from callout_server.db.engine import Database
-from callout_server.errors import NotFound, UnprocessableEntity
+from callout_server.errors import UnprocessableEntity
 from callout_server.i18n import Locale, msg
 from callout_server.privacy import current as privacy
 
@@ -58,7 +59,7 @@ class UsageQueries:
         async with self._db.session() as s:
             rows = await usage_queries.call_records(s, stored_ids(call_id))
         if not rows:
-            raise NotFound(msg("call_not_found"))
+            raise CallNotFound()
         records = [record_dict(r, locale) for r in rows]
         costs = {r["currency"] for r in records if r["currency"]}
         totals = {
