@@ -219,6 +219,27 @@ class ChatHistory:
             await asyncio.wait(set(self._tasks))
             self._tasks = {task for task in self._tasks if not task.done()}
 
+    def dump(self) -> dict[str, Any]:
+        """What a shared session store keeps (session_state.py): items, pending calls (by
+        position, or whole when evicted) and the summary; a compaction in flight is not kept."""
+        at = {id(item): i for i, item in enumerate(self._items)}
+        pending = [{"at": at[id(c)]} if id(c) in at else {"call": asdict(c)}
+                   for c in self._pending.values()]
+        return {"items": [{"type": PUBLIC_TYPE[type(i)], **asdict(i)} for i in self._items],
+                "pending": pending, "summary": self._summary}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """The inverse of `dump()`, into a fresh history."""
+        kinds = {v: k for k, v in PUBLIC_TYPE.items()}
+        self._items = [kinds[e["type"]](**{k: v for k, v in e.items() if k != "type"})
+                       for e in state["items"]]
+        self._pending = {}
+        for entry in state["pending"]:
+            call = self._items[entry["at"]] if "at" in entry else FunctionCall(**entry["call"])
+            assert isinstance(call, FunctionCall)
+            self._pending[call.call_id] = call
+        self._summary = state.get("summary")
+
     # -- internals ------------------------------------------------------------------------
 
     def _system_text(self) -> str:
