@@ -104,11 +104,14 @@ async def test_redis_store(redis_url: str, redis_prefix: str) -> None:
 # -- two real workers ------------------------------------------------------------------------
 
 async def _turn(c: httpx.AsyncClient, worker: Any, call_id: str, turn_id: str,
-                text: str = "您好") -> dict[str, Any]:
+                text: str = "您好", calls: list[str] | None = None) -> dict[str, Any]:
     async with c.stream("POST", f"{worker.url}/api/chat/sessions/{call_id}/turns",
                         headers=SERVICE_HEADERS, json={"turn_id": turn_id, "text": text}) as r:
         assert r.status_code == 200, await r.aread()
-        return the_end([e async for e in read_sse(r)])
+        events = [e async for e in read_sse(r)]
+    if calls is not None:
+        calls.extend(e.data["call_id"] for e in events if e.name == "tool_call")
+    return the_end(events)
 
 
 class Streaming:
@@ -139,24 +142,29 @@ class Streaming:
             return None  # the worker died under it
 
 
+async def _two_workers(start_worker: Any, emulator: Any, c: httpx.AsyncClient,
+                       model: str) -> tuple[Any, Any]:
+    one, two = await start_worker("one"), await start_worker("two")
+    r = await c.post(f"{one.url}/api/admin/llm-configs", headers=ADMIN_HEADERS,
+                     json=llm_config_body(tier="chat", model=model, is_active=True,
+                                          base_url=emulator.base_url("vllm")))
+    assert r.status_code == 201, r.text
+    for worker in (one, two):
+        deadline = time.monotonic() + 10
+        while True:
+            items = (await c.get(f"{worker.url}/api/admin/llm-configs",
+                                 headers=ADMIN_HEADERS)).json()["items"]
+            if any(i["model"] == model and i["is_active"] for i in items):
+                break
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.05)
+    return one, two
+
+
 async def test_two_workers_share_sessions(start_worker: Any, emulator: Any) -> None:
     model = emulator.unique_model("qwen2.5-7b")
-    one, two = await start_worker("one"), await start_worker("two")
     async with httpx.AsyncClient(timeout=30) as c:
-        r = await c.post(f"{one.url}/api/admin/llm-configs", headers=ADMIN_HEADERS,
-                         json=llm_config_body(tier="chat", model=model, is_active=True,
-                                              base_url=emulator.base_url("vllm")))
-        assert r.status_code == 201, r.text
-        for worker in (one, two):
-            deadline = time.monotonic() + 10
-            while True:
-                items = (await c.get(f"{worker.url}/api/admin/llm-configs",
-                                     headers=ADMIN_HEADERS)).json()["items"]
-                if any(i["model"] == model and i["is_active"] for i in items):
-                    break
-                assert time.monotonic() < deadline
-                await asyncio.sleep(0.05)
-
+        one, two = await _two_workers(start_worker, emulator, c, model)
         r = await c.post(f"{one.url}/api/chat/sessions", headers=SERVICE_HEADERS,
                          json={"call_id": PHONE, "system_prompt": "你是客服"})
         assert r.status_code == 201, r.text
@@ -218,3 +226,101 @@ async def test_two_workers_share_sessions(start_worker: Any, emulator: Any) -> N
         assert r.status_code == 204
         r = await c.get(f"{two.url}/api/chat/sessions/{PHONE}", headers=SERVICE_HEADERS)
         assert r.status_code == 404
+
+
+CALL = {"id": "call_1", "name": "lookup_order", "arguments": {"order_id": "A1"}}
+TOOL = {"type": "function", "name": "lookup_order",
+        "parameters": {"type": "object", "properties": {"order_id": {"type": "string"}}}}
+
+
+async def test_two_workers_tools_and_races(start_worker: Any, emulator: Any) -> None:
+    model = emulator.unique_model("qwen2.5-7b")
+    async with httpx.AsyncClient(timeout=30) as c:
+        one, two = await _two_workers(start_worker, emulator, c, model)
+        r = await c.post(f"{one.url}/api/chat/sessions", headers=SERVICE_HEADERS,
+                         json={"call_id": "c-tools", "tools": [TOOL]})
+        assert r.status_code == 201, r.text
+
+        # A tool call made on one worker is answered on the other (respond: the
+        # continuation streams there, with the call and its output in the history).
+        await emulator.script(model, {"content": "我查一下。", "tool_calls": [CALL]}, times=1)
+        made: list[str] = []
+        assert (await _turn(c, one, "c-tools", "t1", "查订单", made))["reason"] == "completed"
+        await emulator.script(model, {"content": "您的订单已发货。"}, times=1)
+        async with c.stream("POST", f"{two.url}/api/chat/sessions/c-tools/tool-outputs",
+                            headers=SERVICE_HEADERS,
+                            json={"call_id": made[0], "output": {"status": "shipped"},
+                                  "respond": True}) as r:
+            assert r.status_code == 200
+            assert the_end([e async for e in read_sse(r)])["reason"] == "completed"
+        sent = (await emulator.requests(model))[-1]["body"]["messages"]
+        assert [m["role"] for m in sent][-2:] == ["assistant", "tool"]
+        assert any(m["role"] == "tool" and "shipped" in m["content"] for m in sent)
+        r = await c.post(f"{one.url}/api/chat/sessions/c-tools/tool-outputs",
+                         headers=SERVICE_HEADERS, json={"call_id": made[0], "output": "x"})
+        assert r.status_code == 409 and r.json()["error"]["code"] == "unknown_call_id"
+
+        # A tool output without `respond` while the turn streams on the other worker: that
+        # worker takes it; the turn goes on.
+        made.clear()
+        await emulator.script(model, {"tool_calls": [{**CALL, "id": "call_2"}]}, times=1)
+        assert (await _turn(c, one, "c-tools", "t2", "再查", made))["reason"] == "completed"
+        await emulator.script(model, LONG, times=1)
+        run = Streaming(c, one, "c-tools", "t3")
+        await asyncio.wait_for(run.first.wait(), 10)
+        r = await c.post(f"{two.url}/api/chat/sessions/c-tools/tool-outputs",
+                         headers=SERVICE_HEADERS, json={"call_id": made[0], "output": "ok"})
+        assert r.status_code == 204, r.text
+        r = await c.post(f"{two.url}/api/chat/sessions/c-tools/cancel",
+                         headers=SERVICE_HEADERS, json={"turn_id": "other"})
+        assert r.status_code == 204  # not the running turn's: it goes on
+        assert not run.task.done()
+        await c.post(f"{two.url}/api/chat/sessions/c-tools/cancel", headers=SERVICE_HEADERS,
+                     json={"turn_id": "t3"})
+        end = await asyncio.wait_for(run.task, 5)
+        assert end is not None and end["reason"] == "cancelled"
+        view = (await c.get(f"{two.url}/api/chat/sessions/c-tools",
+                            headers=SERVICE_HEADERS)).json()
+        assert view["pending_call_ids"] == [] and view["in_response"] is False
+        assert [i["output"] for i in view["history"] if i["type"] == "function_call_output"
+                ][-1] == "ok"
+
+        # Two turns of one call at two workers at once: one streams, never both.
+        await emulator.script(model, LONG, times=2)
+        first = Streaming(c, one, "c-tools", "t5")
+        second = Streaming(c, two, "c-tools", "t6")
+        deadline = time.monotonic() + 10
+        while not ((first.task.done() and second.first.is_set())
+                   or (second.task.done() and first.first.is_set())):
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.02)
+        await asyncio.sleep(0.3)  # the other one is still streaming, alone
+        assert first.task.done() != second.task.done()
+        ended = (first if first.task.done() else second).task.result()
+        assert ended is not None and ended["reason"] == "superseded"
+        for worker in (one, two):
+            await c.post(f"{worker.url}/api/chat/sessions/c-tools/cancel",
+                         headers=SERVICE_HEADERS, json={})
+        await asyncio.wait_for(asyncio.gather(first.task, second.task), 5)
+
+
+async def test_erasure_and_redis_away(app_client: httpx.AsyncClient, redis_url: str,
+                                      redis_prefix: str, make_settings: Any) -> None:
+    from tests.fixtures.app import running_app
+
+    raw = aioredis.from_url(redis_url)
+    try:
+        r = await app_client.post("/api/chat/sessions", headers=SERVICE_HEADERS,
+                                  json={"call_id": PHONE})
+        assert r.status_code == 201
+        assert [k async for k in raw.scan_iter(f"{redis_prefix}:chat:s:*")]
+        r = await app_client.delete(f"/api/admin/calls/{PHONE}", headers=ADMIN_HEADERS)
+        assert r.status_code == 204, r.text
+        assert [k async for k in raw.scan_iter(f"{redis_prefix}:chat:*")] == []
+    finally:
+        await raw.aclose()
+
+    async with running_app(make_settings(redis__url="redis://127.0.0.1:1/0")) as c:
+        r = await c.post("/api/chat/sessions", headers=SERVICE_HEADERS, json={"call_id": "c"})
+        assert r.status_code == 503, r.text
+        assert r.json()["error"]["code"] == "session_store_unavailable"

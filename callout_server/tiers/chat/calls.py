@@ -15,9 +15,14 @@ the worker that made it (its configuration is that console user's choice, in mem
 
 from __future__ import annotations
 
+import functools
 import logging
+from collections.abc import Awaitable, Callable
+from typing import ParamSpec, TypeVar
 
-from callout_server.tiers.chat.errors import SessionExists, UnknownToolCall
+from redis.exceptions import RedisError
+
+from callout_server.tiers.chat.errors import SessionExists, SessionStoreDown, UnknownToolCall
 from callout_server.tiers.chat.schemas import (
     SessionCreate,
     SessionView,
@@ -31,6 +36,21 @@ from callout_server.tiers.chat.turn import TurnRun
 from callout_server.upstream import Route
 
 log = logging.getLogger(__name__)
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+def _store_errors(op: Callable[P, Awaitable[T]]) -> Callable[P, Awaitable[T]]:
+    """Redis away: a 503 `session_store_unavailable` (with Retry-After), never a 500."""
+    @functools.wraps(op)
+    async def wrapped(*args: P.args, **kwargs: P.kwargs) -> T:
+        try:
+            return await op(*args, **kwargs)
+        except RedisError as exc:
+            log.warning("chat session store unreachable (%s)", type(exc).__name__)
+            raise SessionStoreDown() from exc
+
+    return wrapped
 
 
 def _shared(chat: ChatService, call_id: str) -> SharedSessions | None:
@@ -40,6 +60,7 @@ def _shared(chat: ChatService, call_id: str) -> SharedSessions | None:
     return chat.shared
 
 
+@_store_errors
 async def create(chat: ChatService, req: SessionCreate, source: str = "live",
                  route: Route | None = None) -> SessionView:
     shared = chat.shared
@@ -64,6 +85,7 @@ async def create(chat: ChatService, req: SessionCreate, source: str = "live",
     return view
 
 
+@_store_errors
 async def turn(chat: ChatService, call_id: str, req: TurnRequest) -> TurnRun:
     shared = _shared(chat, call_id)
     if shared is None:
@@ -76,6 +98,7 @@ async def turn(chat: ChatService, call_id: str, req: TurnRequest) -> TurnRun:
         raise
 
 
+@_store_errors
 async def cancel(chat: ChatService, call_id: str, turn_id: str | None) -> bool:
     shared = _shared(chat, call_id)
     local = chat.sessions.get(call_id)
@@ -88,6 +111,7 @@ async def cancel(chat: ChatService, call_id: str, turn_id: str | None) -> bool:
     return stopped
 
 
+@_store_errors
 async def tool_output(chat: ChatService, call_id: str,
                       req: ToolOutputRequest) -> TurnRun | None:
     shared = _shared(chat, call_id)
@@ -112,6 +136,7 @@ async def tool_output(chat: ChatService, call_id: str,
     return run
 
 
+@_store_errors
 async def view(chat: ChatService, call_id: str) -> SessionView:
     shared = _shared(chat, call_id)
     if shared is None:
@@ -123,6 +148,7 @@ async def view(chat: ChatService, call_id: str) -> SessionView:
     return out
 
 
+@_store_errors
 async def delete(chat: ChatService, call_id: str) -> None:
     shared = _shared(chat, call_id)
     if shared is None:
