@@ -129,7 +129,7 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "this worker already holds {limit} chat sessions ([chat] max_sessions); "
         "end finished calls with DELETE, or add workers"),
     "session_store_unavailable": (
-        "对话会话存放在 Redis 中，而 Redis 暂时无法访问；请稍后重试",
+        "对话会话保存在共享存储中，而共享存储暂时无法访问；请稍后重试",
         "chat sessions are kept in Redis, which cannot be reached right now; retry shortly"),
     "too_many_session_bytes": (
         "本工作进程的会话提示词和工具已占 {limit} 字节（[chat] max_sessions_bytes）；"
