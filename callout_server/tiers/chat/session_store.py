@@ -4,6 +4,7 @@
     store = RedisSessions(url, prefix, box, subkey, ttl_s)   # CALLOUT_REDIS_URL set
     await store.create(call_id, state) -> bool                # False: it exists already
     await store.load(call_id, known) -> (version, state) | None     # state None: unchanged
+    await store.take(call_id, token, ttl_s, known)  # the lease and the session, one trip
     await store.acquire(call_id, token, ttl_s) -> holder | None     # None: it is ours now
     await store.save(call_id, state, token, release=True) -> version | None  # None: lost it
     await store.holder(call_id) -> the lease's holder, if any
@@ -18,7 +19,8 @@ be a phone number; it never appears in Redis):
   turn of the call (`SET NX PX`); a save is accepted only from the lease's holder, and a
   completed turn's save releases it in the same script, so a worker presumed dead (its lease
   taken over) can never write an older history over a newer one.
-One round trip per load, one per save, one per lease taken: nothing per token.
+A turn pays two round trips: the lease with the session (`take`), and the save that releases
+it; nothing per token.
 """
 
 from __future__ import annotations
@@ -44,10 +46,21 @@ redis.call('HSET', KEYS[1], 'data', ARGV[1])
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 if ARGV[4] == '1' then redis.call('DEL', KEYS[2]) end
 return v"""
+# KEYS: session, lease; ARGV: token, ttl ms, known version. The lease and the session in
+# one round trip: {0, holder} taken by another; {2} no session; {1, v[, data]} ours now.
+_TAKE = """if not redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  return {0, redis.call('GET', KEYS[2]) or ''} end
+local v = redis.call('HGET', KEYS[1], 'v')
+if not v then redis.call('DEL', KEYS[2]) return {2} end
+if v == ARGV[3] then return {1, v} end
+return {1, v, redis.call('HGET', KEYS[1], 'data')}"""
 _RELEASE = """if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0"""
 
 State = dict[str, Any]
+# take(): (None, version, state or None if unchanged) ours; (holder, 0, None) another's;
+# None: no such session.
+Taken = tuple[str | None, int, State | None] | None
 CHAT_PURPOSE = b"callout chat session ids"  # SecretBox.subkeys: the key names' HMAC
 
 
@@ -58,6 +71,8 @@ class SessionStore(Protocol):
     async def load(self, call_id: str, known: int) -> tuple[int, State | None] | None: ...
     async def acquire(self, call_id: str, token: str, ttl_s: float,
                       *, force: bool = False) -> str | None: ...
+    async def take(self, call_id: str, token: str, ttl_s: float,
+                   known: int) -> Taken: ...
     async def release(self, call_id: str, token: str) -> None: ...
     async def holder(self, call_id: str) -> str | None: ...
     async def save(self, call_id: str, state: State, token: str, *,
@@ -79,6 +94,9 @@ class LocalSessions:
 
     async def acquire(self, call_id: str, token: str, ttl_s: float,
                       *, force: bool = False) -> str | None:
+        return None
+
+    async def take(self, call_id: str, token: str, ttl_s: float, known: int) -> Taken:
         return None
 
     async def release(self, call_id: str, token: str) -> None:
@@ -112,6 +130,7 @@ class RedisSessions:
         self._create = self._client.register_script(_CREATE)
         self._save = self._client.register_script(_SAVE)
         self._release = self._client.register_script(_RELEASE)
+        self._take = self._client.register_script(_TAKE)
 
     def digest(self, call_id: str) -> str:
         return hmac.new(self._subkey, call_id.encode(), hashlib.sha256).hexdigest()[:32]
@@ -150,6 +169,19 @@ class RedisSessions:
         if holder is None:  # released meanwhile: try once more
             return None if await self._client.set(lease, token, nx=True, px=px) else "?"
         return holder.decode()
+
+    async def take(self, call_id: str, token: str, ttl_s: float, known: int) -> Taken:
+        """The lease and, when it is ours, the stored session if newer than `known`."""
+        key, lease = self._keys(call_id)
+        reply = await self._take(keys=[key, lease],
+                                 args=[token, max(1, int(ttl_s * 1000)), str(known)])
+        if reply[0] == 0:
+            return reply[1].decode() or "?", 0, None
+        if reply[0] == 2:
+            return None
+        version = int(reply[1])
+        state = orjson.loads(self._box.decrypt(reply[2].decode())) if len(reply) > 2 else None
+        return None, version, state
 
     async def release(self, call_id: str, token: str) -> None:
         _, lease = self._keys(call_id)

@@ -86,29 +86,59 @@ class SharedSessions:
             if local is not None and local.lease is not None and not local.closed:
                 return local  # our turn is running: start_turn stops it in process
         token = f"{self.worker}:{uuid.uuid4().hex[:12]}"
-        await self._acquire(call_id, token, reason)
+        local = self._service.sessions.get(call_id)
+        known = local.version if local is not None else -1
+        holder: str | None = None
+        for _ in range(20):
+            taken = await self.store.take(call_id, token, self._lease_s, known)
+            if taken is None:
+                self._gone(call_id)
+            assert taken is not None
+            holder, version, state = taken
+            if holder is None:
+                break
+            worker = holder.rsplit(":", 1)[0]
+            answer = None if worker == self.worker else await self.bus.ask(
+                worker, {"op": "yield", "call_id": call_id, "reason": reason}, YIELD_TIMEOUT_S)
+            if answer is None:  # gone (or our own leftover): its in-flight turn is lost
+                log.warning("chat: a turn lease's holder did not answer; taking it over")
+                break
         try:
-            session = await self.fresh(call_id)
+            if holder is not None:  # taken over: what was saved after the last turn
+                await self.store.acquire(call_id, token, self._lease_s, force=True)
+                session = await self._load(call_id, known)
+            else:
+                session = self._adopt(call_id, version, state)
         except BaseException:
             await self.store.release(call_id, token)
             raise
         session.lease = token
         return session
 
-    async def _acquire(self, call_id: str, token: str, reason: str,
-                       turn_id: str | None = None) -> None:
-        for _ in range(20):
-            holder = await self.store.acquire(call_id, token, self._lease_s)
-            if holder is None:
-                return
-            worker = holder.rsplit(":", 1)[0]
-            answer = None if worker == self.worker else await self.bus.ask(
-                worker, {"op": "yield", "call_id": call_id, "reason": reason,
-                         "turn_id": turn_id}, YIELD_TIMEOUT_S)
-            if answer is None:  # gone (or our own leftover): its in-flight turn is lost
-                log.warning("chat: a turn lease's holder did not answer; taking it over")
-                break
-        await self.store.acquire(call_id, token, self._lease_s, force=True)
+    def _gone(self, call_id: str) -> None:
+        if call_id in self._service.sessions:
+            self._service._drop(call_id)
+        raise SessionNotFound(call_id)
+
+    def _adopt(self, call_id: str, version: int, state: dict[str, Any] | None) -> ChatSession:
+        """The copy to run on: ours when the store has nothing newer, else the stored one."""
+        service = self._service
+        local = service.sessions.get(call_id)
+        if state is None and local is not None:
+            return local
+        assert state is not None
+        if local is not None:
+            service._drop(call_id)
+        session = service.restore_session(call_id, state)
+        session.version = version
+        return session
+
+    async def _load(self, call_id: str, known: int) -> ChatSession:
+        loaded = await self.store.load(call_id, known)
+        if loaded is None:
+            self._gone(call_id)
+        assert loaded is not None
+        return self._adopt(call_id, *loaded)
 
     async def release_unused(self, session: ChatSession) -> None:
         """A claim that started no run (a stale turn, a tool output without `respond`)."""
@@ -122,20 +152,7 @@ class SharedSessions:
         local = service.sessions.get(call_id)
         if local is not None and local.lease is not None:
             return local  # we hold it: ours is the newest
-        loaded = await self.store.load(call_id, local.version if local is not None else -1)
-        if loaded is None:
-            if local is not None:
-                service._drop(call_id)
-            raise SessionNotFound(call_id)
-        version, state = loaded
-        if state is None and local is not None:
-            return local
-        assert state is not None
-        if local is not None:
-            service._drop(call_id)
-        session = service.restore_session(call_id, state)
-        session.version = version
-        return session
+        return await self._load(call_id, local.version if local is not None else -1)
 
     # -- after a run -------------------------------------------------------------------------
 
