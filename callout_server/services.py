@@ -68,7 +68,11 @@ from callout_server.service_keys.limits import KeyLimiter
 from callout_server.service_keys.service import ServiceKeyService
 from callout_server.service_keys.table import SERVICE_KEYS
 from callout_server.streams import Closing
+from callout_server.tiers.chat import calls as chat_calls
 from callout_server.tiers.chat.service import ChatService
+from callout_server.tiers.chat.session_bus import ChatBus
+from callout_server.tiers.chat.session_store import CHAT_PURPOSE, RedisSessions
+from callout_server.tiers.chat.shared import worker_id
 from callout_server.tiers.defaults import THINKING_DEFAULT
 from callout_server.tiers.nlu.screen import ScreenService
 from callout_server.tiers.nlu.service import NluService
@@ -166,6 +170,20 @@ class Services:
         await channel.start(shared.receive)
         self._stoppers.append(shared.aclose)
         self._stoppers.append(channel.stop)
+
+    async def _share_chat_sessions(self) -> None:
+        """With Redis, chat sessions live there between turns: any worker serves any turn."""
+        r, c = self.settings.redis, self.settings.chat
+        if not r.url:
+            return
+        store = RedisSessions(r.url, r.channel_prefix, self.secrets,
+                              self.secrets.subkeys(CHAT_PURPOSE)[0], c.session_ttl_s)
+        bus = ChatBus(r.url, r.channel_prefix, worker_id())
+        self.chat.share(store, bus, lease_s=c.total_timeout_s + 10.0)
+        assert self.chat.shared is not None
+        await bus.start(self.chat.shared.handle)
+        self._stoppers.append(store.aclose)
+        self._stoppers.append(bus.stop)
 
     async def _migrate_if_embedded(self) -> None:
         db = self.settings.database
@@ -270,6 +288,7 @@ class Services:
             ups, lambda: store.current.route_for("chat"), s.chat, self.recorder, locale,
             lexicons=lambda: store.current.section(LEXICONS)))
         self.closing.on_begin(self.chat.end_all)  # SIGTERM: turns end `cancelled` at once
+        await self._share_chat_sessions()
         await self.chat.start()
         self._stoppers.append(self.chat.stop)
         self._provide(UpstreamHealth(self.upstreams, self.store))
@@ -278,6 +297,7 @@ class Services:
         erasure = self._provide(CallErasure(self.writes, self.recorder, self.privacy))
         erasure.also(EvaluationResult)
         erasure.on_local(self.chat.forget_calls)
+        erasure.on_shared(lambda keys: chat_calls.forget_shared(self.chat, keys))
         erasure.apply(self.store.current.section(ERASURES))  # erased before this start
         self.store.add_listener(lambda snapshot: erasure.apply(snapshot.section(ERASURES)))
 

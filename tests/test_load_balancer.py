@@ -3,8 +3,8 @@ front of two real workers on PostgreSQL and Redis: NLU decisions alternate worke
 call's requests stay on one worker and its stream arrives unbuffered, and a worker killed
 with SIGKILL mid-decision costs no decision (nginx sends it to the other worker).
 
-Chat sessions still live in their worker's memory (issue 26 item 1 is not built), so a chat
-call does not survive its worker's death; this file does not pretend it does.
+A chat call surviving its worker (sessions in Redis) is tested without nginx, on two real
+workers addressed in turn: tests/test_chat_shared.py.
 """
 
 from __future__ import annotations

@@ -3,6 +3,7 @@
     erasure = CallErasure(writes, recorder, privacy)       # the composition root builds it
     erasure.also(EvaluationResult)                          # tables of floors above, by model
     erasure.on_local(chat.forget_calls)                     # what a worker holds in memory
+    erasure.on_shared(forget)                               # what Redis holds (chat sessions)
     await erasure.erase(call_id, actor)                     # 204, or CallNotFound (404)
 
 One transaction (a `LiveWrites` unit, so the cluster's generation moves with it) deletes every
@@ -21,7 +22,7 @@ Nothing stored of the call: 404 `call_not_found`, nothing written.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from datetime import timedelta
 from typing import Any, Protocol
@@ -77,6 +78,7 @@ class CallErasure:
         self._privacy = privacy
         self._tables: list[Any] = [LLMCallLog, NluCallInput]
         self._local: list[Callable[[Erased], int]] = [recorder.forget]
+        self._shared: list[Callable[[frozenset[str]], Awaitable[int]]] = []
         self._applied: frozenset[str] = frozenset()
 
     def also(self, table: Any) -> None:
@@ -88,6 +90,11 @@ class CallErasure:
         `erased(call_id)` is true of, and returns how many."""
         self._local.append(forget)
 
+    def on_shared(self, forget: Callable[[frozenset[str]], Awaitable[int]]) -> None:
+        """What the workers share of calls outside the database (chat sessions in Redis):
+        `await forget(keys)` drops it for the call ids `keys`, on the erasing worker."""
+        self._shared.append(forget)
+
     def keys(self, call_id: str) -> frozenset[str]:
         stored, _ = self._privacy.text(call_id)
         return frozenset(k for k in (call_id, stored) if k)
@@ -96,6 +103,8 @@ class CallErasure:
         keys = self.keys(call_id)
         async with self._recorder.paused():
             held = self.forget(keys)
+            for forget in self._shared:
+                held += await forget(keys)
             async with self._writes.unit() as (session, generation):
                 rows = 0
                 for table in self._tables:

@@ -128,6 +128,9 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "本工作进程已有 {limit} 个对话会话（[chat] max_sessions）；请用 DELETE 结束已完成的通话，或增加工作进程",
         "this worker already holds {limit} chat sessions ([chat] max_sessions); "
         "end finished calls with DELETE, or add workers"),
+    "session_store_unavailable": (
+        "对话会话保存在共享存储中，而共享存储暂时无法访问；请稍后重试",
+        "chat sessions are kept in Redis, which cannot be reached right now; retry shortly"),
     "too_many_session_bytes": (
         "本工作进程的会话提示词和工具已占 {limit} 字节（[chat] max_sessions_bytes）；"
         "请用 DELETE 结束已完成的通话，或增加工作进程",

@@ -28,6 +28,7 @@ from callout_server.config.service import ConfigService
 from callout_server.errors import UnprocessableEntity
 from callout_server.i18n import msg
 from callout_server.streams import Closing
+from callout_server.tiers.chat import calls
 from callout_server.tiers.chat.schemas import SessionCreate, SessionView
 from callout_server.tiers.chat.service import ChatService
 from callout_server.tiers.nlu.schemas import DecideRequest, Decision
@@ -99,4 +100,4 @@ async def try_chat(body: SessionCreate, configs: Configs, _: Operator,
     """A chat session whose turns use the chosen configuration (the public turn, cancel and
     tool-output routes drive it, on this worker); its calls are recorded as playground."""
     route = await _route(configs, config_id, "chat")
-    return chat.create_session(body, PLAYGROUND, route)
+    return await calls.create(chat, body, PLAYGROUND, route)

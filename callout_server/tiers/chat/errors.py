@@ -7,6 +7,7 @@
                       (409 stale_turn)          a revision of a turn that is no longer the newest
       UnknownToolCall (409 unknown_call_id)     a tool output for no pending call
       TooManySessions (503 too_many_sessions)   the worker holds `[chat] max_sessions` already
+      SessionStoreDown (503 session_store_unavailable)  sessions are in Redis, Redis is away
 """
 
 from __future__ import annotations
@@ -46,3 +47,11 @@ class TooManySessions(ServiceUnavailable):
     def __init__(self, limit: int, *, in_bytes: bool = False) -> None:
         super().__init__(msg("too_many_session_bytes" if in_bytes else "too_many_sessions",
                              limit=limit))
+
+
+class SessionStoreDown(ServiceUnavailable):
+    code = "session_store_unavailable"
+    retry_after_s = 1
+
+    def __init__(self) -> None:
+        super().__init__(msg("session_store_unavailable"))

@@ -1,7 +1,7 @@
 """`/api/chat/sessions/*`: thin routes over `ChatService`.
 
-Sessions live in the memory of one worker: route every request of a call to the same worker
-(sticky by `call_id`). Streams are plain `StreamingResponse`s; keep `BaseHTTPMiddleware` off
+Each route is one operation of `calls.py`: on this worker's memory, or with Redis on the
+session shared by every worker (any worker serves any request of a call). Streams are plain `StreamingResponse`s; keep `BaseHTTPMiddleware` off
 these routes (it buffers and breaks cancellation on client disconnect).
 """
 
@@ -15,6 +15,7 @@ from fastapi.responses import StreamingResponse
 from callout_server.api.deps import provide
 from callout_server.api.sse import sse_response
 from callout_server.auth.deps import Principal, require_service
+from callout_server.tiers.chat import calls
 from callout_server.tiers.chat.schemas import (
     CancelRequest,
     SessionCreate,
@@ -28,7 +29,7 @@ from callout_server.tiers.chat.turn import TurnRun
 router = APIRouter(prefix="/api/chat/sessions", tags=["chat"])
 
 _NOT_FOUND: dict[int | str, dict[str, Any]] = {
-    404: {"description": "`session_not_found`: unknown, expired or deleted (or another worker)"}}
+    404: {"description": "`session_not_found`: unknown, expired or deleted"}}
 _STREAM: dict[int | str, dict[str, Any]] = {200: {
     "content": {"text/event-stream": {}},
     "description": "`sentence` | `text_delta` | `tool_call` | `guard` ... `usage`, then exactly "
@@ -48,20 +49,20 @@ def _stream(run: TurnRun) -> StreamingResponse:
              responses={401: {}, 409: {"description": "`session_exists`"}, 422: {}})
 async def create_session(body: SessionCreate, chat: Chat, who: Caller) -> SessionView:
     # A console user's session is the playground's: its calls are no live traffic.
-    return chat.create_session(body, "playground" if who.via == "session" else "live")
+    return await calls.create(chat, body, "playground" if who.via == "session" else "live")
 
 
 @router.post("/{call_id}/turns", response_class=StreamingResponse,
              responses={**_STREAM, **_NOT_FOUND, 401: {}, 422: {},
                         409: {"description": "`stale_revision` / `stale_turn`"}})
 async def post_turn(call_id: str, body: TurnRequest, chat: Chat, _: Caller) -> StreamingResponse:
-    return _stream(chat.start_turn(call_id, body))
+    return _stream(await calls.turn(chat, call_id, body))
 
 
 @router.post("/{call_id}/cancel", status_code=204, responses={**_NOT_FOUND, 401: {}, 422: {}})
 async def cancel(call_id: str, chat: Chat, _: Caller,
                  body: Annotated[CancelRequest | None, Body()] = None) -> Response:
-    chat.cancel(call_id, body.turn_id if body is not None else None)
+    await calls.cancel(chat, call_id, body.turn_id if body is not None else None)
     return Response(status_code=204)
 
 
@@ -70,16 +71,16 @@ async def cancel(call_id: str, chat: Chat, _: Caller,
                         409: {"description": "`unknown_call_id`"}})
 async def tool_output(call_id: str, body: ToolOutputRequest, chat: Chat,
                       _: Caller) -> Response:
-    run = chat.submit_tool_output(call_id, body)
+    run = await calls.tool_output(chat, call_id, body)
     return Response(status_code=204) if run is None else _stream(run)
 
 
 @router.get("/{call_id}", responses={**_NOT_FOUND, 401: {}})
 async def get_session(call_id: str, chat: Chat, _: Caller) -> SessionView:
-    return chat.get_view(call_id)
+    return await calls.view(chat, call_id)
 
 
 @router.delete("/{call_id}", status_code=204, responses={**_NOT_FOUND, 401: {}})
 async def delete_session(call_id: str, chat: Chat, _: Caller) -> Response:
-    chat.delete_session(call_id)
+    await calls.delete(chat, call_id)
     return Response(status_code=204)

@@ -57,6 +57,10 @@ from callout_server.tiers.chat.schemas import (
     TurnRequest,
 )
 from callout_server.tiers.chat.session import ChatSession
+from callout_server.tiers.chat.session_bus import ChatBus
+from callout_server.tiers.chat.session_state import restore
+from callout_server.tiers.chat.session_store import SessionStore
+from callout_server.tiers.chat.shared import SharedSessions
 from callout_server.tiers.chat.turn import TurnRun
 from callout_server.tiers.defaults import THINKING_DEFAULT
 from callout_server.upstream import CallReport, PoolStream, Route, UpstreamError, Upstreams
@@ -87,6 +91,11 @@ class ChatService:
         self.held_bytes = 0
         self._sweeper: asyncio.Task[None] | None = None
         self._stopping: set[TurnRun] = set()  # stopped runs still closing their upstream
+        self.shared: SharedSessions | None = None  # sessions in Redis (shared.py)
+
+    def share(self, store: SessionStore, bus: ChatBus, lease_s: float) -> None:
+        """Keep sessions in `store` between turns, so that any worker serves any turn."""
+        self.shared = SharedSessions(self, store, bus, lease_s)
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -100,6 +109,8 @@ class ChatService:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._sweeper
             self._sweeper = None
+        if self.shared is not None:  # the turns end_all() stopped are saved for the next
+            await self.shared.drain()
         for call_id in list(self.sessions):
             self._drop(call_id)
         await self.drain(STOP_GRACE_S)
@@ -156,20 +167,30 @@ class ChatService:
         footprint = req.footprint()
         if self.held_bytes + footprint > self.settings.max_sessions_bytes:
             raise TooManySessions(self.settings.max_sessions_bytes, in_bytes=True)
+        apology = self.settings.timeout_apology if req.timeout_apology is None \
+            else req.timeout_apology
+        return self.view(self._build(req, source, route, apology, footprint))
+
+    def _build(self, req: SessionCreate, source: str, route: Route | None, apology: str,
+               footprint: int) -> ChatSession:
         summarise = self._summariser(req.call_id) if req.compact_history else None
         history = ChatHistory(req.system_prompt or None, size=req.history_turns,
                               compact_history=req.compact_history, summarise=summarise)
-        apology = self.settings.timeout_apology if req.timeout_apology is None \
-            else req.timeout_apology
         session = ChatSession(req.call_id, history, tools=[t.to_request() for t in req.tools],
                               overrides=req.overrides, apology=apology, source=source,
-                              route=route,
+                              route=route, spec=req,
                               guard=SpeechGuard(req.guard, self._lexicons) if req.guard else None,
                               filler=FillerPlan(req.filler) if req.filler else None)
         self.sessions[req.call_id] = session
         self._footprints[req.call_id] = footprint
         self.held_bytes += footprint
-        return self.view(session)
+        return session
+
+    def restore_session(self, call_id: str, state: dict[str, Any]) -> ChatSession:
+        """A session of the shared store, as this worker's copy (shared.py)."""
+        req = SessionCreate.model_validate(state["spec"])
+        session = self._build(req, state["source"], None, state["apology"], req.footprint())
+        return restore(session, state)
 
     def get(self, call_id: str) -> ChatSession:
         session = self.sessions.get(call_id)
@@ -209,6 +230,8 @@ class ChatService:
         self.held_bytes -= self._footprints.pop(call_id, 0)
         if session is not None:
             self._track(session.close())
+        if self.shared is not None:
+            self.shared.dropped(call_id)
 
     def _track(self, run: TurnRun | None) -> None:
         if run is not None and run.task is not None and not run.task.done():
@@ -276,7 +299,7 @@ class ChatService:
             progress=session.progress_of(turn_id), open_stream=open_stream,
             record=lambda report, speech: self._record(report, session.call_id,
                                                        source=session.source, speech=speech),
-            on_tool_call=session.note_tool_call, on_end=session.release,
+            on_tool_call=session.note_tool_call, on_end=lambda r: self._ended(session, r),
             batch_sentences=settings.batch_sentences,
             first_clause_min_chars=settings.first_clause_min_chars, apology=session.apology,
             locale=current(self._locale), guard=session.guard, filler=session.filler,
@@ -284,6 +307,11 @@ class ChatService:
         session.attach(run)
         run.start()
         return run
+
+    def _ended(self, session: ChatSession, run: TurnRun) -> None:
+        session.release(run)
+        if self.shared is not None:
+            self.shared.ended(session)  # saved for the next turn, on any worker
 
     # -- compaction and diagnostics -------------------------------------------------------
 

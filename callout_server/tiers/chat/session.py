@@ -1,8 +1,8 @@
 """One call's chat state: its bounded history, its settings and the generation in flight.
 
-A session lives in the memory of the worker that created it: every request of a call must
-reach that worker (a load balancer routes `/api/chat/sessions/{call_id}/*` sticky by
-`call_id`; see docs/chat.md). At most one generation (`run`) is in flight; starting
+A session lives in the memory of the worker that created it, and with Redis also in the
+shared store between turns (session_store.py, session_state.py), so any worker can serve
+the next turn (docs/workers.md). At most one generation (`run`) is in flight; starting
 another, cancelling, deleting or expiring the session stops it first. The session owns its
 runs and the turn's progress (`TurnProgress`: shared by a turn's first run and its
 continuations, started over by a new turn or revision); a run knows nothing of the session
@@ -19,6 +19,7 @@ from typing import Any
 from callout_server.tiers.chat.filler import FillerPlan
 from callout_server.tiers.chat.guard import SpeechGuard
 from callout_server.tiers.chat.history import ChatHistory
+from callout_server.tiers.chat.schemas import SessionCreate
 from callout_server.tiers.chat.turn import TurnProgress, TurnRun
 from callout_server.tiers.overrides import Overrides
 from callout_server.upstream import Route
@@ -41,8 +42,12 @@ class ChatSession:
         filler: FillerPlan | None = None,
         source: str = "live",  # "playground": a console user's session, no live traffic
         route: Route | None = None,  # the playground's chosen configuration; None: active
+        spec: SessionCreate | None = None,  # the request that made it (a shared store's)
     ) -> None:
         self.call_id = call_id
+        self.spec = spec
+        self.version = 0  # of the shared store's copy this one was loaded from or saved as
+        self.lease: str | None = None  # the shared turn lease this worker holds for it
         self.source = source
         self.route = route
         self.history = history

@@ -1,0 +1,259 @@
+"""Chat sessions shared by every worker: the turn lease, loads and saves, requests to the holder.
+
+    shared = SharedSessions(service, store, bus, lease_s)     # ChatService.share(...)
+    session = await shared.claim(call_id, "superseded")       # this worker may run a turn
+    shared.ended(session)                                     # a run ended: save, release
+    reply = await shared.handle(message)                      # the bus, on the holder
+
+A turn runs on the worker that received it. To start one (a turn, a tool output's
+continuation) a worker takes the call's lease; while another worker holds it (a turn
+streaming there), it asks that worker to yield (`cancel`, `superseded`): the holder stops
+its run at once, saves the session (what was said stays in the history, as on one worker)
+and releases the lease, then answers; the asker takes the lease and loads the session. A
+holder that does not answer (gone: nobody listens on its channel, or silent for
+`YIELD_TIMEOUT_S`) is presumed dead and its lease is taken over: its in-flight turn is
+lost, the history is the one saved after the last turn that ended. With the lease held,
+the session is loaded when the stored version is newer than this worker's copy (one round
+trip; a decrypt only then). When the run ends it is saved and the lease released, in one
+script that accepts only the lease's holder. The same worker's own new turn reuses its
+lease and stops the run in process: barge-in stays instant.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import uuid
+from typing import Any, Protocol
+
+from callout_server.tiers.chat.errors import SessionNotFound, UnknownToolCall
+from callout_server.tiers.chat.schemas import ToolOutputRequest
+from callout_server.tiers.chat.session import ChatSession
+from callout_server.tiers.chat.session_bus import ChatBus, Message
+from callout_server.tiers.chat.session_state import dump
+from callout_server.tiers.chat.session_store import SessionStore
+from callout_server.tiers.chat.turn import TurnRun
+
+log = logging.getLogger(__name__)
+
+YIELD_TIMEOUT_S = 0.5  # a holder silent for this long is presumed dead
+
+
+class Host(Protocol):
+    """What of `ChatService` this module uses (it holds the sessions' copies)."""
+
+    sessions: dict[str, ChatSession]
+
+    def _drop(self, call_id: str) -> None: ...
+    def _track(self, run: TurnRun | None) -> None: ...
+    def restore_session(self, call_id: str, state: dict[str, Any]) -> ChatSession: ...
+    def submit_tool_output(self, call_id: str, req: ToolOutputRequest) -> TurnRun | None: ...
+
+
+def worker_id() -> str:
+    return f"{os.uname().nodename}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+
+
+class SharedSessions:
+    def __init__(self, service: Host, store: SessionStore, bus: ChatBus,
+                 lease_s: float) -> None:
+        self._service = service
+        self.store = store
+        self.bus = bus
+        self._lease_s = lease_s
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._saves: set[asyncio.Task[None]] = set()
+        self._pending: dict[str, asyncio.Task[None]] = {}  # call id -> its latest save
+
+    @property
+    def worker(self) -> str:
+        return self.bus.worker
+
+    def _lock(self, call_id: str) -> asyncio.Lock:
+        lock = self._locks.get(call_id)
+        if lock is None:
+            lock = self._locks[call_id] = asyncio.Lock()
+        return lock
+
+    # -- taking a call's lease -------------------------------------------------------------
+
+    async def claim(self, call_id: str, reason: str) -> ChatSession:
+        """Hold the lease of `call_id` on this worker, with its newest state loaded."""
+        async with self._lock(call_id):  # a save of this worker's goes first
+            local = self._service.sessions.get(call_id)
+            if local is not None and local.lease is not None and not local.closed:
+                return local  # our turn is running: start_turn stops it in process
+        token = f"{self.worker}:{uuid.uuid4().hex[:12]}"
+        local = self._service.sessions.get(call_id)
+        known = local.version if local is not None else -1
+        holder: str | None = None
+        for _ in range(20):
+            taken = await self.store.take(call_id, token, self._lease_s, known)
+            if taken is None:
+                self._gone(call_id)
+            assert taken is not None
+            holder, version, state = taken
+            if holder is None:
+                break
+            worker = holder.rsplit(":", 1)[0]
+            answer = None if worker == self.worker else await self.bus.ask(
+                worker, {"op": "yield", "call_id": call_id, "reason": reason}, YIELD_TIMEOUT_S)
+            if answer is None:  # gone (or our own leftover): its in-flight turn is lost
+                log.warning("chat: a turn lease's holder did not answer; taking it over")
+                break
+        try:
+            if holder is not None:  # taken over: what was saved after the last turn
+                await self.store.acquire(call_id, token, self._lease_s, force=True)
+                session = await self._load(call_id, known)
+            else:
+                session = self._adopt(call_id, version, state)
+        except BaseException:
+            await self.store.release(call_id, token)
+            raise
+        session.lease = token
+        return session
+
+    def _gone(self, call_id: str) -> None:
+        if call_id in self._service.sessions:
+            self._service._drop(call_id)
+        raise SessionNotFound(call_id)
+
+    def _adopt(self, call_id: str, version: int, state: dict[str, Any] | None) -> ChatSession:
+        """The copy to run on: ours when the store has nothing newer, else the stored one."""
+        service = self._service
+        local = service.sessions.get(call_id)
+        if state is None and local is not None:
+            return local
+        assert state is not None
+        if local is not None:
+            service._drop(call_id)
+        session = service.restore_session(call_id, state)
+        session.version = version
+        return session
+
+    async def _load(self, call_id: str, known: int) -> ChatSession:
+        loaded = await self.store.load(call_id, known)
+        if loaded is None:
+            self._gone(call_id)
+        assert loaded is not None
+        return self._adopt(call_id, *loaded)
+
+    async def release_unused(self, session: ChatSession) -> None:
+        """A claim that started no run (a stale turn, a tool output without `respond`)."""
+        if session.run is None and session.lease is not None:
+            token, session.lease = session.lease, None
+            await self.store.release(call_id=session.call_id, token=token)
+
+    async def fresh(self, call_id: str) -> ChatSession:
+        """This worker's copy of the session, loaded again if the stored one is newer."""
+        service = self._service
+        local = service.sessions.get(call_id)
+        if local is not None and local.lease is not None:
+            return local  # we hold it: ours is the newest
+        return await self._load(call_id, local.version if local is not None else -1)
+
+    # -- after a run -------------------------------------------------------------------------
+
+    def ended(self, session: ChatSession) -> None:
+        """A run ended (any reason): save what the history now holds, release the lease."""
+        if session.lease is None or session.closed:
+            return
+        state = dump(session)  # as the run left it, before any newer turn changes it
+        task = asyncio.create_task(self._save(session, state))
+        self._saves.add(task)
+        self._pending[session.call_id] = task
+        task.add_done_callback(lambda t: self._settled(session.call_id, t))
+
+    def _settled(self, call_id: str, task: asyncio.Task[None]) -> None:
+        self._saves.discard(task)
+        if self._pending.get(call_id) is task:
+            del self._pending[call_id]
+
+    def dropped(self, call_id: str) -> None:
+        """This worker's copy is gone (deleted, expired, erased): so is its lock."""
+        lock = self._locks.get(call_id)
+        if lock is not None and not lock.locked():
+            del self._locks[call_id]
+
+    async def save_now(self, session: ChatSession) -> None:
+        await self._save(session, dump(session))
+
+    async def _save(self, session: ChatSession, state: dict[str, Any]) -> None:
+        async with self._lock(session.call_id):
+            token = session.lease
+            if token is None:
+                return
+            release = session.run is None  # a newer run of ours saves (and releases) itself
+            try:
+                version = await self.store.save(session.call_id, state, token, release=release)
+            except Exception as exc:  # Redis away: the next turn loads the last saved state
+                log.warning("chat: saving a session failed (%s)", type(exc).__name__)
+                version = None
+            if version is None:
+                session.lease = None  # taken over (we were presumed dead) or deleted
+                return
+            session.version = version
+            if release:
+                session.lease = None
+
+    async def drain(self) -> None:
+        if self._saves:
+            await asyncio.wait(set(self._saves), timeout=2.0)
+
+    # -- on the holder: requests from other workers ------------------------------------------
+
+    async def handle(self, message: Message) -> Message:
+        call_id = str(message.get("call_id"))
+        session = self._service.sessions.get(call_id)
+        if session is None or session.lease is None:
+            return {"result": "yielded"}
+        if message.get("op") == "tool":
+            if session.run is None:
+                return {"result": "yielded"}
+            try:
+                self._service.submit_tool_output(call_id, ToolOutputRequest(
+                    call_id=message["tool_call_id"], output=message["output"], respond=False))
+            except UnknownToolCall:
+                return {"result": "unknown_call_id"}
+            return {"result": "applied"}
+        run = session.run
+        turn_id = message.get("turn_id")
+        if run is not None and turn_id is not None and run.turn_id != turn_id:
+            return {"result": "noop"}  # a cancel of a turn that is not the running one
+        self._service._track(session.stop_run(str(message.get("reason") or "cancelled")))
+        save = self._pending.get(call_id)  # the stopped run's save, scheduled as it ended
+        if save is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(save), YIELD_TIMEOUT_S)
+        return {"result": "yielded"}
+
+    async def forward_tool_output(self, call_id: str, req: ToolOutputRequest) -> str | None:
+        """A tool output without `respond` while another worker runs the call's turn: that
+        worker applies it. None: no turn is running elsewhere (apply it here)."""
+        holder = await self.store.holder(call_id)
+        if holder is None:
+            return None
+        worker = holder.rsplit(":", 1)[0]
+        if worker == self.worker:
+            return None
+        answer = await self.bus.ask(worker, {"op": "tool", "call_id": call_id,
+                                             "tool_call_id": req.call_id,
+                                             "output": req.output}, YIELD_TIMEOUT_S)
+        result = answer.get("result") if answer else None
+        return result if result in ("applied", "unknown_call_id") else None
+
+    async def cancel_elsewhere(self, call_id: str, turn_id: str | None) -> bool | None:
+        """`cancel` on a worker that runs no turn of the call: ask the holder. None: no
+        turn runs anywhere."""
+        holder = await self.store.holder(call_id)
+        if holder is None:
+            return None
+        worker = holder.rsplit(":", 1)[0]
+        if worker == self.worker:
+            return None
+        answer = await self.bus.ask(worker, {"op": "yield", "call_id": call_id,
+                                             "reason": "cancelled", "turn_id": turn_id},
+                                    YIELD_TIMEOUT_S)
+        return answer is not None and answer.get("result") == "yielded"
