@@ -20,21 +20,19 @@ import contextlib
 import json
 import logging
 import os
-import time
 from collections.abc import Awaitable, Callable
 from typing import Literal
 
 import redis.asyncio as aioredis
 
 from callout_server.config.snapshot import ConfigStore
+from callout_server.config.subscription import follow
 
 log = logging.getLogger(__name__)
 
 RedisState = Literal["ok", "down", "disabled"]
 DbState = Literal["ok", "down"]
 
-_BACKOFF_MIN_S = 0.2
-_BACKOFF_MAX_S = 5.0
 # stop() waits this long for the loops; one still running after it is left behind, logged.
 _STOP_TIMEOUT_S = 5.0
 
@@ -163,43 +161,13 @@ class ConfigSync:
         return min(interval, 1.0) if self.db_state == "down" else interval
 
     async def _subscribe_loop(self) -> None:
-        backoff = _BACKOFF_MIN_S
-        while not self._stopping:
-            client = aioredis.from_url(self.redis_url, socket_connect_timeout=1.0,
-                                       health_check_interval=2)
-            pubsub = client.pubsub(ignore_subscribe_messages=True)
-            try:
-                async with asyncio.timeout(2.0):
-                    await pubsub.subscribe(self.channel)
-                self._redis_ok()
-                backoff = _BACKOFF_MIN_S
-                self._kick.set()  # anything published while we were away: poll now
-                await self._listen(pubsub)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                self._redis_failed(exc)
-            finally:
-                with contextlib.suppress(Exception):
-                    await pubsub.aclose()
-                with contextlib.suppress(Exception):
-                    await client.aclose()
-            if self._stopping:
-                return
-            await asyncio.sleep(backoff)
-            backoff = min(backoff * 2, _BACKOFF_MAX_S)
+        await follow(self.redis_url, self.channel, stopping=lambda: self._stopping,
+                     on_message=self._on_message, on_up=self._on_up,
+                     on_down=self._redis_failed)
 
-    async def _listen(self, pubsub: aioredis.client.PubSub) -> None:
-        last_ping = time.monotonic()
-        while not self._stopping:
-            message = await pubsub.get_message(timeout=1.0)
-            if message is not None and message.get("type") == "message":
-                self._on_message(message.get("data"))
-            if time.monotonic() - last_ping > 2.0:
-                # A silent half-open connection is found by a ping, not by waiting.
-                async with asyncio.timeout(2.0):
-                    await pubsub.ping()
-                last_ping = time.monotonic()
+    async def _on_up(self, _client: aioredis.Redis) -> None:
+        self._redis_ok()
+        self._kick.set()  # anything published while we were away: poll now
 
     def _on_message(self, data: bytes | str | None) -> None:
         try:

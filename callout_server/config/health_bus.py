@@ -31,12 +31,11 @@ from typing import Any
 
 import redis.asyncio as aioredis
 
+from callout_server.config.subscription import follow
 from callout_server.upstream import HealthNotice
 
 log = logging.getLogger(__name__)
 
-_BACKOFF_MIN_S = 0.2
-_BACKOFF_MAX_S = 5.0
 _OP_TIMEOUT_S = 0.5
 _QUEUE = 1024
 # The cooled-endpoint hash outlives its longest entry (a Retry-After is honoured to 300 s).
@@ -146,39 +145,23 @@ class RedisHealthChannel:
         await pipe.execute()
 
     async def _subscribe_loop(self) -> None:
-        backoff = _BACKOFF_MIN_S
-        while not self._stopping:
-            client = aioredis.from_url(self.redis_url, socket_connect_timeout=1.0,
-                                       health_check_interval=2)
-            pubsub = client.pubsub(ignore_subscribe_messages=True)
-            try:
-                async with asyncio.timeout(2.0):
-                    await pubsub.subscribe(self.channel)
-                    await self._catch_up(client)
-                    # Warm the writer's connection: the first verdict goes out at once.
-                    assert self._client is not None
-                    await self._client.ping()
-                if not self._subscribed:
-                    log.info("upstream health shared through redis (%s)", self.channel)
-                self._subscribed = True
-                backoff = _BACKOFF_MIN_S
-                await self._listen(pubsub)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                if self._subscribed:
-                    log.warning("redis unreachable (%s); each worker goes by its own view "
-                                "of endpoint health", type(exc).__name__)
-                self._subscribed = False
-            finally:
-                with contextlib.suppress(Exception):
-                    await pubsub.aclose()
-                with contextlib.suppress(Exception):
-                    await client.aclose()
-            if self._stopping:
-                return
-            await asyncio.sleep(backoff)
-            backoff = min(backoff * 2, _BACKOFF_MAX_S)
+        await follow(self.redis_url, self.channel, stopping=lambda: self._stopping,
+                     on_message=self._on_notice, on_up=self._on_up, on_down=self._on_down)
+
+    async def _on_up(self, client: aioredis.Redis) -> None:
+        await self._catch_up(client)
+        # Warm the writer's connection: the first verdict goes out at once.
+        assert self._client is not None
+        await self._client.ping()
+        if not self._subscribed:
+            log.info("upstream health shared through redis (%s)", self.channel)
+        self._subscribed = True
+
+    def _on_down(self, exc: BaseException) -> None:
+        if self._subscribed:
+            log.warning("redis unreachable (%s); each worker goes by its own view "
+                        "of endpoint health", type(exc).__name__)
+        self._subscribed = False
 
     async def _catch_up(self, client: aioredis.Redis) -> None:
         """The cool-downs in force (found while this worker was away or not yet started)."""
@@ -195,18 +178,10 @@ class RedisHealthChannel:
             if left > 0:
                 self._deliver(notice)
 
-    async def _listen(self, pubsub: aioredis.client.PubSub) -> None:
-        last_ping = time.monotonic()
-        while not self._stopping:
-            message = await pubsub.get_message(timeout=1.0)
-            if message is not None and message.get("type") == "message":
-                notice = HealthNotice.from_json(message.get("data") or b"")
-                if notice is not None:
-                    self._deliver(notice)
-            if time.monotonic() - last_ping > 2.0:
-                async with asyncio.timeout(2.0):
-                    await pubsub.ping()
-                last_ping = time.monotonic()
+    def _on_notice(self, data: bytes | str | None) -> None:
+        notice = HealthNotice.from_json(data or b"")
+        if notice is not None:
+            self._deliver(notice)
 
     def _deliver(self, notice: HealthNotice) -> None:
         if self._receive is None:
