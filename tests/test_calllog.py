@@ -15,15 +15,6 @@ from callout_server.calllog.wording import worded
 from callout_server.db.base import utcnow
 from callout_server.db.engine import Database
 from callout_server.llm.diagnostics import Diagnostic
-from tests.fixtures.database import reset_tables
-
-
-@pytest.fixture
-async def db(pg_url: str):
-    await reset_tables(pg_url)
-    database = Database(pg_url)
-    yield database
-    await database.dispose()
 
 
 async def test_records_get_ids_before_they_are_written_and_land_in_batches(db: Database) -> None:

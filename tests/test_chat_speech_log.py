@@ -5,25 +5,15 @@ PostgreSQL, shown by the diagnostics reads and summed per configuration in the s
 from __future__ import annotations
 
 import orjson
-import pytest
 
 from callout_server.calllog.recorder import DiagnosticsRecorder
 from callout_server.calllog.records import CallRecord
 from callout_server.calllog.service import DiagnosticsQueries
 from callout_server.db.engine import Database
-from tests.fixtures.database import reset_tables
 from tests.support.chat import chunks_of, collect, new_session, turn
 from tests.support.guard import FINANCE, PLATFORM, Books, guarded_service, lexicon_book
 
 TERMS = ("稳赚", "保本", "微信", "13800138000")
-
-
-@pytest.fixture
-async def db(pg_url: str):
-    await reset_tables(pg_url)
-    database = Database(pg_url)
-    yield database
-    await database.dispose()
 
 
 async def _turn_records(emulator, reply: str, **session) -> list[CallRecord]:

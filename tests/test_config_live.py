@@ -16,7 +16,7 @@ from callout_server.config.secrets import SecretBox
 from callout_server.config.settings import load_settings
 from callout_server.config.snapshot import SnapshotLoader
 from callout_server.db.engine import Database
-from tests.fixtures.database import CONFIG_TOML, SECRET_KEY, reset_tables
+from tests.fixtures.database import CONFIG_TOML, SECRET_KEY
 
 
 class Events:
@@ -40,14 +40,6 @@ async def _urls(session: AsyncSession) -> tuple[str, ...]:
 PROBE: Section[tuple[str, ...]] = Section("probe", _urls, initial=("(none yet)",))
 INSERT = text("INSERT INTO callout.endpoint_drains (config_key, base_url, drained_by, drained_at)"
               " VALUES ('7', 'http://gpu-02/v1', 'ops', now())")
-
-
-@pytest.fixture
-async def db(pg_url: str):
-    await reset_tables(pg_url)
-    database = Database(pg_url)
-    yield database
-    await database.dispose()
 
 
 def _loader(db: Database, *sections: Section[object]) -> SnapshotLoader:

@@ -229,14 +229,20 @@ class SharedSessions:
                 await asyncio.wait_for(asyncio.shield(save), YIELD_TIMEOUT_S)
         return {"result": "yielded"}
 
-    async def forward_tool_output(self, call_id: str, req: ToolOutputRequest) -> str | None:
-        """A tool output without `respond` while another worker runs the call's turn: that
-        worker applies it. None: no turn is running elsewhere (apply it here)."""
+    async def _holder_elsewhere(self, call_id: str) -> str | None:
+        """The other worker whose turn of the call holds its lease; None: no turn runs, or
+        it runs here."""
         holder = await self.store.holder(call_id)
         if holder is None:
             return None
         worker = holder.rsplit(":", 1)[0]
-        if worker == self.worker:
+        return None if worker == self.worker else worker
+
+    async def forward_tool_output(self, call_id: str, req: ToolOutputRequest) -> str | None:
+        """A tool output without `respond` while another worker runs the call's turn: that
+        worker applies it. None: no turn is running elsewhere (apply it here)."""
+        worker = await self._holder_elsewhere(call_id)
+        if worker is None:
             return None
         answer = await self.bus.ask(worker, {"op": "tool", "call_id": call_id,
                                              "tool_call_id": req.call_id,
@@ -247,11 +253,8 @@ class SharedSessions:
     async def cancel_elsewhere(self, call_id: str, turn_id: str | None) -> bool | None:
         """`cancel` on a worker that runs no turn of the call: ask the holder. None: no
         turn runs anywhere."""
-        holder = await self.store.holder(call_id)
-        if holder is None:
-            return None
-        worker = holder.rsplit(":", 1)[0]
-        if worker == self.worker:
+        worker = await self._holder_elsewhere(call_id)
+        if worker is None:
             return None
         answer = await self.bus.ask(worker, {"op": "yield", "call_id": call_id,
                                              "reason": "cancelled", "turn_id": turn_id},
