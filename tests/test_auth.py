@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import io
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from datetime import timedelta
 from typing import Annotated, Any
@@ -21,12 +21,14 @@ import pytest
 import pytest_asyncio
 from argon2 import PasswordHasher
 from fastapi import APIRouter, Depends
+from pydantic import ValidationError
 from sqlalchemy import event
 
 from callout_server.auth import passwords
 from callout_server.auth.deps import Principal, require_admin, require_service
 from callout_server.auth.passwords import hash_password, verify_password
 from callout_server.auth.service import AuthService
+from callout_server.auth.settings import AuthSettings
 from callout_server.auth.throttle import FREE_ATTEMPTS, LoginThrottle
 from callout_server.auth.tokens import TokenTable, display_prefix, generate_token, hash_token
 from callout_server.config.settings import Settings
@@ -42,6 +44,28 @@ from tests.fixtures.database import (
 )
 
 # --------------------------------------------------------------------------- pure cores
+
+
+@pytest.fixture(autouse=True)
+def _production_hashing() -> Iterator[None]:
+    """These tests hold RFC 9106's cost (the suite's workers run at the "test" profile, and
+    the hasher is one per process)."""
+    passwords.use("rfc9106")
+    yield
+    passwords.use("rfc9106")
+
+
+def test_the_default_cost_is_rfc_9106_and_test_is_only_chosen() -> None:
+    assert AuthSettings().password_hashing == "rfc9106"
+    assert hash_password("pw").startswith("$argon2id$v=19$m=65536,t=3,p=4$")
+    cheap_hash = PasswordHasher.from_parameters(passwords.PROFILES["test"]).hash("pw")
+    # A hash made at the test cost still verifies, and is brought up to the real cost.
+    check = verify_password(cheap_hash, "pw")
+    assert check.ok and check.new_hash and check.new_hash.startswith("$argon2id$v=19$m=65536,")
+    passwords.use("test")
+    assert hash_password("pw").startswith("$argon2id$v=19$m=8,t=1,p=1$")
+    with pytest.raises(ValidationError, match="password_hashing"):
+        AuthSettings(password_hashing="md5")
 
 
 def test_password_roundtrip_and_mismatch() -> None:

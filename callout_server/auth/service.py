@@ -35,6 +35,7 @@ from callout_server.auth.bootstrap_credentials import CredentialsBootstrap
 from callout_server.auth.errors import ManagedByEnvironment, TooManyAttempts
 from callout_server.auth.models import ApiToken, User, UserSession
 from callout_server.auth.passwords import hash_password, verify_password, warm_up
+from callout_server.auth.passwords import use as use_hashing
 from callout_server.auth.settings import AuthSettings
 from callout_server.auth.throttle import LoginThrottle
 from callout_server.auth.tokens import SCOPES, TokenTable, hash_token, token_name
@@ -106,6 +107,10 @@ class AuthService:
     # ---------------------------------------------------------------- start-up
 
     async def start(self) -> None:
+        use_hashing(self._settings.password_hashing)
+        if self._settings.password_hashing == "test":
+            log.warning("console passwords are hashed at the cheapest argon2id cost "
+                        "([auth] password_hashing = \"test\"): for test suites only")
         try:
             await self.bootstrap()
         except Exception as exc:

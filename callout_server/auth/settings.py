@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, SecretStr
 
+from callout_server.auth.passwords import Hashing
+
 
 class AuthSettings(BaseModel):
     # Error messages name the key, never its value: these are tokens and passwords.
@@ -23,3 +25,5 @@ class AuthSettings(BaseModel):
     secret_key_file: str = ""
     session_ttl_s: int = 12 * 3600
     cookie_secure: bool = False
+    # Console passwords' argon2id cost (passwords.py): "test" only in test suites.
+    password_hashing: Hashing = "rfc9106"

@@ -299,6 +299,7 @@ ENV_OVERRIDES: dict[str, tuple[str, str]] = {
     "CALLOUT_SERVICE_TOKEN": ("auth", "service_token"),
     "CALLOUT_ADMIN_USER": ("auth", "admin_user"),
     "CALLOUT_ADMIN_PASSWORD": ("auth", "admin_password"),
+    "CALLOUT_PASSWORD_HASHING": ("auth", "password_hashing"),
     "CALLOUT_LOCALE": ("server", "locale"),
     "CALLOUT_SQLITE_PATH": ("database", "sqlite_path"),
     "CALLOUT_AUTO_MIGRATE": ("database", "auto_migrate"),

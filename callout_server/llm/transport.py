@@ -16,7 +16,9 @@ the stream object enforce them with the event loop's clock.
 
 from __future__ import annotations
 
+import functools
 import os
+import ssl
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -67,6 +69,14 @@ class PoolLimits:
     max_response_bytes: int = MAX_RESPONSE_BYTES
 
 
+@functools.cache
+def default_ssl_context() -> ssl.SSLContext:
+    """The process's one verifying TLS context (certifi's CAs, or SSL_CERT_FILE/SSL_CERT_DIR as
+    httpx reads them). Loading the CA bundle costs ~50 ms: once per process, not once per
+    pool (a client holds several, and a configuration save builds a new client)."""
+    return httpx.create_ssl_context(trust_env=True)
+
+
 def make_transport(
     *,
     max_connections: int = MAX_CONNECTIONS,
@@ -77,7 +87,7 @@ def make_transport(
 
     `resolver` makes the resolver its connections use (`targets.TargetPolicy.resolver`),
     called when the session opens (aiohttp's resolvers belong to a running loop)."""
-    transport = AiohttpTransport(limits=httpx.Limits(
+    transport = AiohttpTransport(verify=default_ssl_context(), limits=httpx.Limits(
         max_connections=max_connections,
         max_keepalive_connections=max_connections,
         keepalive_expiry=keepalive_expiry,
