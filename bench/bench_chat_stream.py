@@ -3,6 +3,7 @@
 Run from the repository root (starts its own emulator process):
 
     .venv/bin/python bench/bench_chat_stream.py [--token-ms 40] [--sessions 500] [--streams 8]
+        [--redis [--turns 300] [--cancels 50]]
 
 Part 1 (latency): the emulator streams a multi-sentence Chinese reply, 1-2 characters per
 token, `--token-ms` apart. The same delta stream, as the chat tier receives it, is fed to
@@ -19,13 +20,24 @@ Part 2 (load): `--sessions` sessions each stream the reply concurrently through 
 a ticker task sleeping 10 ms measures the event loop's oversleep (lag), and RSS is read from
 /proc before, at peak and after the sessions are deleted.
 
-Goals: our first sentence within 5 ms of its boundary token; loop lag under 50 ms at 500.
+Part 3 (`--redis`, issue 26): the same service with its sessions in Redis (127.0.0.1:6379),
+two `ChatService`s in this process standing for two workers, beside one in process, turns
+interleaved so all see the same machine. Per turn, what the session costs on the turn's path:
+from the turn's request to the model being asked, plus from the model's last token to the
+`end` event (a 2 KB system prompt and a growing history; a short reply with no pacing, so
+the model's own time is not in it). Then `cancel`: a turn streams on one worker, the cancel
+is sent to the other (through Redis) or, in process, to the same one; the time from the
+cancel to the turn's `end` event.
+
+Goals: our first sentence within 5 ms of its boundary token; loop lag under 50 ms at 500;
+Redis adds < 1 ms per turn and nothing per token; a cancel across workers p99 < 50 ms.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import os
 import resource
 import statistics
@@ -39,16 +51,20 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
 
 import httpx
-import orjson
 
+from callout_server.config.secrets import SecretBox
 from callout_server.config.settings import ChatSettings
 from callout_server.llm.client import LLMClient
 from callout_server.llm.config import LLMConfig
 from callout_server.llm.events import TextDelta
 from callout_server.llm.sentences import split_sentences
 from callout_server.llm.speech import speakable
+from callout_server.tiers.chat import calls
 from callout_server.tiers.chat.schemas import SessionCreate, TurnRequest
 from callout_server.tiers.chat.service import ChatService
+from callout_server.tiers.chat.session_bus import ChatBus
+from callout_server.tiers.chat.session_store import CHAT_PURPOSE, RedisSessions
+from callout_server.tiers.chat.shared import worker_id
 
 REPLY = (
     "您好，这里是平安银行信用卡中心，我是客服小李。请问您是张先生本人吗？"
@@ -114,6 +130,7 @@ class Probe:
     def __init__(self, design: bool) -> None:
         self.deltas: list[tuple[float, str]] = []
         self.design: list[tuple[float, str]] = []
+        self.asked = 0.0  # perf_counter: the model was asked
         self._design = DesignBatcher() if design else None
 
     def on_delta(self, text: str) -> None:
@@ -140,6 +157,7 @@ class ProbedLLM:
 
     def stream(self, cfg: LLMConfig, req: Any, **kw: Any) -> Any:
         probe = self.probes.setdefault(req.messages[-1]["content"], Probe(self.design))
+        probe.asked = time.perf_counter()
         return _ProbedStream(self._llm.stream(cfg, req, **kw), probe)
 
     async def complete(self, cfg: LLMConfig, req: Any) -> Any:
@@ -205,10 +223,9 @@ async def run_turn(service: ChatService, call_id: str, text: str, delay_s: float
     service.create_session(SessionCreate(call_id=call_id))
     run = service.start_turn(call_id, TurnRequest(turn_id="t1", text=text))
     out: list[tuple[float, str]] = []
-    async for frame in run.events():
-        if frame.startswith(b"event: sentence"):
-            data = orjson.loads(frame.split(b"data: ", 1)[1])
-            out.append((time.perf_counter(), data["text"]))
+    async for event in run.events():
+        if event.name == "sentence":
+            out.append((time.perf_counter(), event.data["text"]))
     return out
 
 
@@ -270,6 +287,12 @@ async def main(args: argparse.Namespace) -> None:
               f"{sum(REPLY.count(c) for c in TERMINALS)} sentences; python {sys.version.split()[0]}")
         await part1(service, probed, args)
         await part2(service, probed, args, proc.pid)
+        if args.redis:
+            quick = f"bench-quick-{uuid.uuid4().hex[:8]}"
+            httpx.post(f"{url}/_emulator/scripts", json={  # noqa: ASYNC210 (set-up)
+                "match": {"model": quick}, "times": None,
+                "reply": {"chunks": tokens("好的，我明白了。"), "token_delay_ms": 0}})
+            await part3(probed, [dataclasses.replace(cfg, model=quick), cfg], args)
     finally:
         await service.stop()
         await llm.aclose()
@@ -310,6 +333,8 @@ async def part1(service: ChatService, probed: ProbedLLM, args: argparse.Namespac
 async def part2(service: ChatService, probed: ProbedLLM, args: argparse.Namespace,
                 emulator_pid: int) -> None:
     n = args.sessions
+    if not n:
+        return
     probed.probes.clear()
     probed.design = False
     lags: list[float] = []
@@ -364,12 +389,109 @@ async def part2(service: ChatService, probed: ProbedLLM, args: argparse.Namespac
           f"(+{(max(peak) - rss0) * 1024 / n:.0f} KB/session), after delete {rss_end:.1f} MB")
 
 
+REDIS = "redis://127.0.0.1:6379/0"
+SECRET = "RzO0eb-wXMZ-QO0fbc3bsjBAnfDcRpmR8qhUoMrT4QA="
+
+
+async def chat_worker(probed: ProbedLLM, cfgs: list[LLMConfig], prefix: str | None
+                      ) -> ChatService:
+    """A worker's chat service: sessions in Redis under `prefix`, or in process (None)."""
+    chat = ChatService(probed, lambda: cfgs[0], ChatSettings(session_ttl_s=3600))  # type: ignore[arg-type]
+    await chat.start()
+    if prefix is not None:
+        box = SecretBox(SECRET)
+        bus = ChatBus(REDIS, prefix, worker_id())
+        chat.share(RedisSessions(REDIS, prefix, box, box.subkeys(CHAT_PURPOSE)[0], 3600),
+                   bus, lease_s=70)
+        assert chat.shared is not None
+        await bus.start(chat.shared.handle)
+    return chat
+
+
+async def part3(probed: ProbedLLM, cfgs: list[LLMConfig], args: argparse.Namespace) -> None:
+    """--redis: per-turn cost of sessions in Redis and cancel across workers (module doc)."""
+    prefix = f"bench-chat-{time.time_ns()}"
+    local = await chat_worker(probed, cfgs, None)
+    a, b = await chat_worker(probed, cfgs, prefix), await chat_worker(probed, cfgs, prefix)
+    probed.design = False
+    spec = {"system_prompt": "你是一名礼貌的客服坐席，请简短回答。" * 110}
+    await calls.create(local, SessionCreate(call_id="c-local", **spec))
+    await calls.create(a, SessionCreate(call_id="c-redis", **spec))
+    added: dict[str, list[tuple[float, float]]] = {"in process": [],
+                                                   "redis, turns alternating workers": []}
+
+    async def turn(chat: ChatService, call_id: str, n: int) -> tuple[float, float]:
+        """(request -> model asked, last token -> `end`), seconds."""
+        text = f"{call_id}-{n} 请问明天下午可以送到吗？"
+        started = time.perf_counter()
+        run = await calls.turn(chat, call_id, TurnRequest(turn_id=f"t{n}", text=text))
+        async for event in run.events():
+            if event.name == "end":
+                ended = time.perf_counter()
+        probe = probed.probes.pop(text)
+        last_token = probe.deltas[-1][0]
+        return probe.asked - started, ended - last_token
+
+    for n in range(args.turns):  # interleaved: both see the same machine
+        added["in process"].append(await turn(local, "c-local", n))
+        chat = a if n % 2 else b
+        added["redis, turns alternating workers"].append(await turn(chat, "c-redis", n))
+        if chat.shared is not None:
+            await chat.shared.drain()  # the save, in the background after `end`, done
+    print(f"\nPart 3: {args.turns} turns each, a {len(spec['system_prompt'])}-character "
+          f"prompt and a growing history (ms on the turn's path: request -> model asked, "
+          f"last token -> `end`)")
+    print(f"  {'':34s} {'before the model':>20s} {'after the last token':>22s} {'both':>16s}")
+    medians = {}
+    for name, pairs in added.items():
+        cols = [[x * 1000 for x, _ in pairs], [y * 1000 for _, y in pairs],
+                [(x + y) * 1000 for x, y in pairs]]
+        medians[name] = statistics.median(cols[2])
+        print(f"  {name:34s} " + " ".join(
+            f"{pct(col, 0.5):7.2f} / {pct(col, 0.99):6.2f}" + " " * (4 if i < 2 else 0)
+            for i, col in enumerate(cols)) + "   (p50 / p99)")
+    print(f"  Redis adds {medians['redis, turns alternating workers'] - medians['in process']:.2f} "
+          f"ms per turn at the median (goal < 1 ms); the token path touches no Redis")
+
+    cfgs.reverse()  # the paced reply: long enough to be cancelled mid-stream
+    cancels: dict[str, list[float]] = {"in process": [], "redis, other worker": []}
+    for n in range(args.cancels):
+        for name, runner, canceller, call_id in (("in process", local, local, "c-local"),
+                                                 ("redis, other worker", a, b, "c-redis")):
+            run = await calls.turn(runner, call_id, TurnRequest(turn_id=f"k{n}", text=f"k{n}"))
+            asked = 0.0
+            async for event in run.events():
+                if event.name == "sentence" and not asked:
+                    asked = time.perf_counter()
+                    await calls.cancel(canceller, call_id, None)
+                elif event.name == "end":
+                    cancels[name].append(time.perf_counter() - asked)
+            if runner.shared is not None:
+                await runner.shared.drain()
+    cfgs.reverse()
+    print(f"cancel -> `end` of the streaming turn ({args.cancels} each, ms):")
+    for name, xs in cancels.items():
+        print(f"  {name:34s} p50 {pct([x * 1000 for x in xs], 0.5):6.2f}  "
+              f"p99 {pct([x * 1000 for x in xs], 0.99):6.2f}  (goal p99 < 50 ms)")
+    for chat in (a, b):
+        assert chat.shared is not None
+        await chat.shared.store.delete("c-redis")
+        await chat.shared.bus.stop()
+        await chat.shared.store.aclose()
+    for chat in (local, a, b):
+        await chat.stop()
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--token-ms", type=float, default=40.0)
     parser.add_argument("--sessions", type=int, default=500)
     parser.add_argument("--streams", type=int, default=8)
     parser.add_argument("--ramp-s", type=float, default=1.0)
+    parser.add_argument("--redis", action="store_true",
+                        help="part 3: sessions in Redis (127.0.0.1:6379) beside in process")
+    parser.add_argument("--turns", type=int, default=300, help="part 3: turns per variant")
+    parser.add_argument("--cancels", type=int, default=50, help="part 3: cancels per variant")
     parser.add_argument("--loop", choices=["uvloop", "asyncio"], default="uvloop",
                         help="uvloop is what `callout-server serve` runs on (uvicorn[standard])")
     args = parser.parse_args()
