@@ -284,7 +284,7 @@ def report_cell(inflight: int, cells: dict[str, Cell], paired: dict[str, Cell],
 # -- processes ------------------------------------------------------------------------------------
 
 def start_ours(port: int, upstream: str, database_url: str, workdir: str, workers: int,
-               server: str) -> subprocess.Popen[bytes]:
+               server: str, extra_env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
     """`server`: uvicorn (what `serve` runs), granian-direct or uvicorn-direct; with `@PATH`,
     the code of another checkout at PATH (e.g. a worktree of the commit before a change)."""
     server, _, code = server.partition("@")
@@ -296,7 +296,7 @@ def start_ours(port: int, upstream: str, database_url: str, workdir: str, worker
         "CALLOUT_SERVICE_TOKEN": SERVICE_TOKEN, "CALLOUT_ADMIN_TOKEN": "bench-admin-token",
         "CALLOUT_ADMIN_USER": "admin", "CALLOUT_ADMIN_PASSWORD": "bench-admin-pass",
         "CALLOUT_SECRET_KEY": "RzO0eb-wXMZ-QO0fbc3bsjBAnfDcRpmR8qhUoMrT4QA=",
-        "CALLOUT_DATABASE_URL": database_url,
+        "CALLOUT_DATABASE_URL": database_url, **(extra_env or {}),
     })
     cmd = [sys.executable, "-m", "callout_server", "serve", "--host", "127.0.0.1",
            "--port", str(port), "--workers", str(workers), "--log-level", "warning"]

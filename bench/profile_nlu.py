@@ -1,7 +1,7 @@
 """A sampling profile of one callout-server worker serving `POST /api/nlu/decide` under load.
 
     .venv/bin/pip install py-spy      # a wheel; not a project dependency
-    .venv/bin/python bench/profile_nlu.py [--inflight 16] [--seconds 20] [--top 25]
+    .venv/bin/python bench/profile_nlu.py [--inflight 16] [--seconds 20] [--top 25] [--key]
     .venv/bin/python bench/profile_nlu.py --summarise FILE     # an earlier raw profile again
 
 The fixed-answer upstream and `callout-server serve` (1 worker, call log on PostgreSQL) as in
@@ -31,11 +31,18 @@ from pathlib import Path
 
 import aiohttp
 import orjson
-from bench_nlu import DECIDE, SERVICE_TOKEN, create_pg_database, drop_pg_database
+from bench_nlu import (
+    DECIDE,
+    SERVICE_TOKEN,
+    create_limited_key,
+    create_pg_database,
+    drop_pg_database,
+)
 from bench_peers import start_ours, tree_cpu_s
 from loadgen import free_port, wait_port
 
 ROOT = Path(__file__).resolve().parents[1]
+REDIS_URL = "redis://127.0.0.1:6379/0"
 
 # (stage, pattern on "function (file)"), innermost match wins, earlier rules first at a frame.
 # Background tasks: a sample with one of these anywhere in its stack is theirs.
@@ -140,9 +147,9 @@ def summarise(raw: Path, cpu_ms_per_req: float | None, top: int) -> None:
         print(f"| `{name}` | {100 * n / total:.1f} % |")
 
 
-async def load(url: str, inflight: int, seconds: float) -> int:
+async def load(url: str, inflight: int, seconds: float, token: str = SERVICE_TOKEN) -> int:
     body = orjson.dumps(DECIDE)
-    headers = {"content-type": "application/json", "authorization": f"Bearer {SERVICE_TOKEN}"}
+    headers = {"content-type": "application/json", "authorization": f"Bearer {token}"}
     done = 0
     stop = time.perf_counter() + seconds
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as http:
@@ -168,12 +175,19 @@ async def profile(args: argparse.Namespace, py_spy: str) -> tuple[Path, float]:
             [sys.executable, str(ROOT / "bench" / "bench_nlu.py"), "--serve", str(up_port)])
         procs.append(upstream)
         wait_port(up_port, upstream, "upstream")
+        # --key: limits counted in Redis, as bench_nlu.py --keys runs them.
+        extra = {"CALLOUT_REDIS_URL": REDIS_URL,
+                 "CALLOUT_REDIS_CHANNEL_PREFIX": f"bench-{port}",
+                 **({"PYTHONPATH": os.environ["BENCH_PYTHONPATH"]}
+                    if "BENCH_PYTHONPATH" in os.environ else {})} if args.key else {}
         worker = start_ours(port, f"http://127.0.0.1:{up_port}/v1", database_url, workdir, 1,
-                            args.server)
+                            args.server, extra)
         procs.append(worker)
         wait_port(port, worker, "callout-server", timeout_s=60)
         url = f"http://127.0.0.1:{port}/api/nlu/decide"
-        await load(url, args.inflight, 3.0)  # warm-up
+        token = await create_limited_key(f"http://127.0.0.1:{port}") if args.key \
+            else SERVICE_TOKEN
+        await load(url, args.inflight, 3.0, token)  # warm-up
         raw = Path(args.out)
         spy = subprocess.Popen(  # noqa: ASYNC220
             [py_spy, "record", "--pid", str(worker.pid), "--format", "raw", "--nonblocking",
@@ -181,9 +195,15 @@ async def profile(args: argparse.Namespace, py_spy: str) -> tuple[Path, float]:
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         await asyncio.sleep(0.5)  # py-spy attaches
         cpu0 = tree_cpu_s(worker.pid)
-        n = await load(url, args.inflight, args.seconds - 1.0)
+        n = await load(url, args.inflight, args.seconds - 1.0, token)
         cpu = tree_cpu_s(worker.pid) - cpu0
         await asyncio.to_thread(spy.wait)
+        if args.key:
+            async with aiohttp.ClientSession() as http, \
+                    http.get(f"http://127.0.0.1:{port}/metrics") as r:
+                text = await r.text()
+            print("limits: " + "; ".join(line for line in text.splitlines()
+                                         if line.startswith("callout_key_limit_")))
         print(f"{n} decisions at {args.inflight} in flight in {args.seconds - 1:.0f} s, load average "
               f"{os.getloadavg()[0]:.1f}; raw profile in {raw}")
         return raw, 1000 * cpu / n
@@ -199,6 +219,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--inflight", type=int, default=16)
+    parser.add_argument("--key", action="store_true",
+                        help="as a service key with every limit set (counted in Redis)")
     parser.add_argument("--seconds", type=float, default=20)
     parser.add_argument("--rate", type=int, default=250, help="py-spy samples per second")
     parser.add_argument("--top", type=int, default=25)

@@ -14,6 +14,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import redis.asyncio as aioredis
+from prometheus_client import REGISTRY
 
 from callout_server.service_keys.errors import LimitExceeded
 from callout_server.service_keys.limits import KeyLimiter, Lease
@@ -89,6 +90,41 @@ async def test_admissions_come_from_the_reserve_topped_up_in_the_background(
             assert limiter.batch(10_000) == 8
         finally:
             await redis.aclose()
+
+
+async def test_a_busy_key_reserves_half_a_second_of_its_traffic(
+        redis_prefix: str) -> None:
+    busy = _key(rpm=10**9, max_in_flight=10**6)
+    async with _limiters(redis_prefix, 1) as (limiter,):
+        # The batch follows this worker's rate for the key, within every cap.
+        assert limiter.batch(10**9) == 32  # quiet: the floor
+        assert limiter.batch(10**9, rate=400) == 200  # half a second of 400 a second
+        assert limiter.batch(10**9, rate=10**6) == 512  # [service_keys] reserve_max
+        assert limiter.batch(600, rate=2_000) == 150  # rpm // (4 x workers)
+        assert limiter.spare(10**6) == 32  # idle slots: at least 32,
+        assert limiter.spare(10**6, peak=64) == 64  # ... or as many as recently ran
+        assert limiter.spare(100, peak=64) == 25  # within max_in_flight // (4 x workers)
+
+        # Closed-loop load from 64 callers: a reservation per half second of it, not one
+        # per 16 requests.
+        done, stop = 0, time.monotonic() + 1.5
+        waits_before = REGISTRY.get_sample_value("callout_key_limit_waits_total") or 0.0
+
+        async def caller() -> None:
+            nonlocal done
+            while time.monotonic() < stop:
+                lease = await limiter.acquire(busy)
+                await asyncio.sleep(0.02)  # up to 3,200 requests a second
+                await limiter.release(busy, lease)
+                done += 1
+
+        await asyncio.gather(*(caller() for _ in range(64)))
+        assert done > 1_000
+        assert limiter.rounds < done / 40, (limiter.rounds, done)
+        # /metrics says how many waited: the first 64, for the first reservation, and few
+        # after (a reservation is asked for while half of the last one is left).
+        waits = (REGISTRY.get_sample_value("callout_key_limit_waits_total") or 0.0) - waits_before
+        assert 1 <= waits < done / 10, (waits, done)
 
 
 async def test_idle_admissions_and_slots_are_handed_back(redis_prefix: str) -> None:

@@ -151,7 +151,7 @@ class ServiceKeysSettings(Section):
     # do in-flight slots it leased and left idle this long.
     reserve_s: float = Field(1.0, gt=0, le=60)
     # The most admissions (and idle slots) a worker reserves beyond those waiting.
-    reserve_max: int = Field(32, ge=1, le=10_000)
+    reserve_max: int = Field(512, ge=1, le=10_000)
 
 
 class ChatSettings(Section):

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 import redis.asyncio as aioredis
+from prometheus_client import Counter
 from redis.exceptions import RedisError
 
 from callout_server.service_keys.errors import (
@@ -64,7 +65,18 @@ TOKENS_FRESH_S = 1.0  # today's total is read again in the background after this
 WARN_EVERY_S = 60.0  # a flapping Redis is logged once a minute, not at every flip
 MAX_TRIES = 8  # reservations one request waits for before it is refused
 MAX_CONNECTIONS = 1024
+MIN_BATCH = 32  # admissions a reservation asks for, at the least (below the caps)
+BATCH_S = 0.5  # ... or this long of the key's traffic on this worker, when more
 LimitsState = Literal["redis", "local"]
+
+# How often the limits cost a request or the worker a trip to Redis (rare events only).
+RESERVATIONS = Counter("callout_key_limit_reservations_total",
+                       "Reservations of service-key admissions and slots run in Redis")
+WAITS = Counter("callout_key_limit_waits_total",
+                "Requests that waited for a reservation before they were admitted")
+HANDED_BACK = Counter("callout_key_limit_handed_back_total",
+                      "Reserved admissions and slots given back to Redis unused", ["kind"])
+_BACK_ADMISSIONS, _BACK_SLOTS = HANDED_BACK.labels("admission"), HANDED_BACK.labels("slot")
 
 
 def day_of(now: float) -> tuple[int, float]:
@@ -84,7 +96,7 @@ class Lease:
 class KeyLimiter:
     def __init__(self, redis_url: str, prefix: str, *, workers: int = 1,
                  lease_s: float = 300.0, timeout_s: float = 0.25, window_s: float = 60.0,
-                 reserve_s: float = 1.0, reserve_max: int = 32) -> None:
+                 reserve_s: float = 1.0, reserve_max: int = 512) -> None:
         self._prefix = f"{prefix}:sk"
         self._lease_s = lease_s
         self._window_s = window_s
@@ -116,13 +128,22 @@ class KeyLimiter:
     def _redis_up(self) -> bool:
         return self._redis is not None and time.monotonic() >= self._down_until
 
-    def batch(self, rpm: int) -> int:
-        """Admissions one reservation asks for beyond those waiting (what may sit idle)."""
-        return max(1, min(self._reserve_max, rpm // (4 * self.local.workers)))
+    def batch(self, rpm: int, rate: float = 0.0) -> int:
+        """Admissions one reservation asks for beyond those waiting (what may sit idle):
+        `BATCH_S` of this worker's traffic for the key (at least `MIN_BATCH`), so a busy
+        key needs a round every quarter of a second rather than every 16 requests, and a
+        round that a loaded event loop answers late finds admissions still left; never more
+        than `reserve_max` nor `rpm // (4 x workers)`."""
+        want = max(MIN_BATCH, math.ceil(rate * BATCH_S))
+        return max(1, min(self._reserve_max, rpm // (4 * self.local.workers), want))
 
-    def spare(self, max_in_flight: int) -> int:
-        """Idle in-flight slots a worker keeps for its next requests (0: each goes back)."""
-        return min(self._reserve_max, max_in_flight // (4 * self.local.workers))
+    def spare(self, max_in_flight: int, peak: int = 0) -> int:
+        """Idle in-flight slots a worker keeps for its next requests (0: each goes back):
+        as many as it recently had running (at least `MIN_BATCH`), so a load that swings
+        around its level does not hand slots back only to lease them again; never more than
+        `reserve_max` nor `max_in_flight // (4 x workers)`."""
+        return min(self._reserve_max, max(MIN_BATCH, peak),
+                   max_in_flight // (4 * self.local.workers))
 
     # -- admitting ------------------------------------------------------------------------
 
@@ -184,6 +205,7 @@ class KeyLimiter:
                           slot: bool) -> Round:
         st.waiting_admissions += admission
         st.waiting_slots += slot
+        WAITS.inc()
         try:
             if st.pending is None:
                 st.pending = asyncio.get_running_loop().create_task(self._round(key, st))
@@ -196,8 +218,10 @@ class KeyLimiter:
         if st.pending is not None:
             return
         back: list[str] = []
-        low = (key.rpm is not None and st.admissions(now, back) <= self.batch(key.rpm) // 2) or \
-            (key.max_in_flight is not None and not st.free and self.spare(key.max_in_flight)) or \
+        low = (key.rpm is not None and
+               st.admissions(now, back) <= self.batch(key.rpm, st.rate) // 2) or \
+            (key.max_in_flight is not None and not st.free and
+             self.spare(key.max_in_flight, st.peak)) or \
             (key.daily_tokens is not None and now - st.tokens_at > TOKENS_FRESH_S)
         self._hand_back(key.id, back, [])
         if low:
@@ -212,14 +236,20 @@ class KeyLimiter:
             now, back = time.monotonic(), []
             want = slots = 0
             if key.rpm is not None:
-                want = max(0, st.waiting_admissions + self.batch(key.rpm)
+                want = max(0, st.waiting_admissions + self.batch(key.rpm, st.measure_rate(now))
                            - st.admissions(now, back))
                 self._hand_back(key.id, back, [])
             if key.max_in_flight is not None:
-                slots = max(0, st.waiting_slots + self.spare(key.max_in_flight) - len(st.free))
+                # Slots only for requests waiting, or when the idle ones ran low: topping
+                # them up with every admission round would lease slots that the next
+                # releases find in excess and hand back (a ZREM each).
+                spare = self.spare(key.max_in_flight, st.peak)
+                if st.waiting_slots or len(st.free) <= spare // 2:
+                    slots = max(0, st.waiting_slots + spare - len(st.free))
             prefix = f"{self._worker}:{next(self._ids)}:"
             day, _ = day_of(time.time())
             self.rounds += 1
+            RESERVATIONS.inc()
             verdict = await self._reserve(  # type: ignore[misc]
                 keys=self._keys(key.id, day),
                 args=[key.rpm or 0, want, key.max_in_flight or 0, slots, key.daily_tokens or 0,
@@ -245,9 +275,10 @@ class KeyLimiter:
         slot, st = lease.slot, lease.reserve
         if slot is None or st is None:
             return
+        st.running -= 1
         now = time.monotonic()
         if self._reserves.get(key.id) is st and slot.until > now and \
-                len(st.free) < self.spare(key.max_in_flight or 0):
+                len(st.free) < self.spare(key.max_in_flight or 0, st.peak):
             slot.idle_since = now
             st.free.append(slot)  # the next request reuses it, no round trip
         else:
@@ -257,6 +288,8 @@ class KeyLimiter:
 
     def _hand_back(self, key_id: int, admissions: list[str], slots: list[str]) -> None:
         if (admissions or slots) and self._redis is not None:
+            _BACK_ADMISSIONS.inc(len(admissions))
+            _BACK_SLOTS.inc(len(slots))
             self._background(self._zrem(key_id, admissions, slots))
 
     async def _zrem(self, key_id: int, admissions: list[str], slots: list[str]) -> None:
@@ -284,6 +317,7 @@ class KeyLimiter:
             now = time.monotonic()
             for key_id, st in list(self._reserves.items()):
                 self._hand_back(key_id, *st.idle(now, self._reserve_s))
+                st.peak = st.running  # the next half second's peak starts from here
                 if not st.batches and not st.free and st.pending is None and \
                         now - st.used_at > self._window_s + self._reserve_s:
                     del self._reserves[key_id]

@@ -71,6 +71,20 @@ class KeyReserve:
     pending: asyncio.Task[Round] | None = None
     waiting_admissions: int = 0
     waiting_slots: int = 0
+    running: int = 0          # requests holding one of its slots now
+    peak: int = 0             # the most running since the last sweep
+    taken: int = 0            # admissions used since `rate_at`
+    rate_at: float = 0.0      # monotonic
+    rate: float = 0.0         # admissions per second, smoothed over the last reservations
+
+    def measure_rate(self, now: float) -> float:
+        """This worker's admissions per second for the key, updated at each reservation."""
+        elapsed = now - self.rate_at
+        if self.rate_at and elapsed > 0:
+            current = self.taken / elapsed
+            self.rate = current if not self.rate else (self.rate + current) / 2
+        self.taken, self.rate_at = 0, now
+        return self.rate
 
     def admissions(self, now: float, handed_back: list[str]) -> int:
         """Units usable now; those whose hold ended go to `handed_back`."""
@@ -78,24 +92,30 @@ class KeyReserve:
             handed_back.extend(self.batches.popleft().unused())
         return sum(b.left() for b in self.batches)
 
-    def slots(self, now: float, handed_back: list[str]) -> int:
-        if any(s.until <= now for s in self.free):
-            handed_back.extend(s.member for s in self.free if s.until <= now)
-            self.free = [s for s in self.free if s.until > now]
-        return len(self.free)
+    def slot_ready(self, now: float, handed_back: list[str]) -> bool:
+        """Whether the slot `take` pops next is usable; run-out ones on top go back. O(1)
+        per request: the rest of `free` is checked by the sweep (`idle`)."""
+        while self.free and self.free[-1].until <= now:
+            handed_back.append(self.free.pop().member)
+        return bool(self.free)
 
     def missing(self, key: ServiceKey, now: float, day: int,
                 handed_back: list[str]) -> tuple[bool, bool, bool]:
         """(today's tokens not known, no admission, no slot) for one request now."""
         return (key.daily_tokens is not None and self.tokens_day != day,
                 key.rpm is not None and not self.admissions(now, handed_back),
-                key.max_in_flight is not None and not self.slots(now, handed_back))
+                key.max_in_flight is not None and not self.slot_ready(now, handed_back))
 
     def take(self, key: ServiceKey, now: float) -> Slot | None:
         self.used_at = now
         if key.rpm is not None:
             self.batches[0].next += 1
-        return self.free.pop() if key.max_in_flight is not None else None
+            self.taken += 1
+        if key.max_in_flight is None:
+            return None
+        self.running += 1
+        self.peak = max(self.peak, self.running)
+        return self.free.pop()
 
     def add(self, prefix: str, admissions: int, slots: int, *, hold_until: float,
             slot_until: float) -> None:
