@@ -48,15 +48,21 @@ TOOLS = [{"type": "function", "name": f"tool_{n}", "description": "查询订单�
          for n in range(2)]
 
 
+async def share_in_redis(chat: ChatService, prefix: str) -> None:
+    """`chat` keeps its sessions in the local Redis under `prefix`, as a worker with
+    CALLOUT_REDIS_URL set does (also bench_chat_stream.py --redis)."""
+    box = SecretBox(KEY)
+    bus = ChatBus(REDIS, prefix, worker_id())
+    chat.share(RedisSessions(REDIS, prefix, box, box.subkeys(CHAT_PURPOSE)[0], 1800),
+               bus, lease_s=70)
+    assert chat.shared is not None
+    await bus.start(chat.shared.handle)
+
+
 async def worker(prefix: str, shared: bool = True) -> ChatService:
     chat = ChatService(Upstreams(LLMClient()), lambda: None, ChatSettings())  # type: ignore[arg-type, return-value]
     if shared:
-        box = SecretBox(KEY)
-        bus = ChatBus(REDIS, prefix, worker_id())
-        chat.share(RedisSessions(REDIS, prefix, box, box.subkeys(CHAT_PURPOSE)[0], 1800),
-                   bus, lease_s=70)
-        assert chat.shared is not None
-        await bus.start(chat.shared.handle)
+        await share_in_redis(chat, prefix)
     return chat
 
 

@@ -51,8 +51,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
 
 import httpx
+from bench_chat_sessions import share_in_redis
 
-from callout_server.config.secrets import SecretBox
 from callout_server.config.settings import ChatSettings
 from callout_server.llm.client import LLMClient
 from callout_server.llm.config import LLMConfig
@@ -62,9 +62,6 @@ from callout_server.llm.speech import speakable
 from callout_server.tiers.chat import calls
 from callout_server.tiers.chat.schemas import SessionCreate, TurnRequest
 from callout_server.tiers.chat.service import ChatService
-from callout_server.tiers.chat.session_bus import ChatBus
-from callout_server.tiers.chat.session_store import CHAT_PURPOSE, RedisSessions
-from callout_server.tiers.chat.shared import worker_id
 
 REPLY = (
     "您好，这里是平安银行信用卡中心，我是客服小李。请问您是张先生本人吗？"
@@ -389,22 +386,13 @@ async def part2(service: ChatService, probed: ProbedLLM, args: argparse.Namespac
           f"(+{(max(peak) - rss0) * 1024 / n:.0f} KB/session), after delete {rss_end:.1f} MB")
 
 
-REDIS = "redis://127.0.0.1:6379/0"
-SECRET = "RzO0eb-wXMZ-QO0fbc3bsjBAnfDcRpmR8qhUoMrT4QA="
-
-
 async def chat_worker(probed: ProbedLLM, cfgs: list[LLMConfig], prefix: str | None
                       ) -> ChatService:
     """A worker's chat service: sessions in Redis under `prefix`, or in process (None)."""
     chat = ChatService(probed, lambda: cfgs[0], ChatSettings(session_ttl_s=3600))  # type: ignore[arg-type]
     await chat.start()
     if prefix is not None:
-        box = SecretBox(SECRET)
-        bus = ChatBus(REDIS, prefix, worker_id())
-        chat.share(RedisSessions(REDIS, prefix, box, box.subkeys(CHAT_PURPOSE)[0], 3600),
-                   bus, lease_s=70)
-        assert chat.shared is not None
-        await bus.start(chat.shared.handle)
+        await share_in_redis(chat, prefix)
     return chat
 
 
