@@ -43,7 +43,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 import redis.asyncio as aioredis
-from prometheus_client import Counter
 from redis.exceptions import RedisError
 
 from callout_server.service_keys.errors import (
@@ -51,6 +50,12 @@ from callout_server.service_keys.errors import (
     RATE_LIMITED,
     TOO_MANY_IN_FLIGHT,
     LimitExceeded,
+)
+from callout_server.service_keys.limit_metrics import (
+    BACK_ADMISSIONS,
+    BACK_SLOTS,
+    RESERVATIONS,
+    WAITS,
 )
 from callout_server.service_keys.limits_lua import RESERVE
 from callout_server.service_keys.local_limits import LocalLimits
@@ -68,15 +73,6 @@ MAX_CONNECTIONS = 1024
 MIN_BATCH = 32  # admissions a reservation asks for, at the least (below the caps)
 BATCH_S = 0.5  # ... or this long of the key's traffic on this worker, when more
 LimitsState = Literal["redis", "local"]
-
-# How often the limits cost a request or the worker a trip to Redis (rare events only).
-RESERVATIONS = Counter("callout_key_limit_reservations_total",
-                       "Reservations of service-key admissions and slots run in Redis")
-WAITS = Counter("callout_key_limit_waits_total",
-                "Requests that waited for a reservation before they were admitted")
-HANDED_BACK = Counter("callout_key_limit_handed_back_total",
-                      "Reserved admissions and slots given back to Redis unused", ["kind"])
-_BACK_ADMISSIONS, _BACK_SLOTS = HANDED_BACK.labels("admission"), HANDED_BACK.labels("slot")
 
 
 def day_of(now: float) -> tuple[int, float]:
@@ -288,8 +284,8 @@ class KeyLimiter:
 
     def _hand_back(self, key_id: int, admissions: list[str], slots: list[str]) -> None:
         if (admissions or slots) and self._redis is not None:
-            _BACK_ADMISSIONS.inc(len(admissions))
-            _BACK_SLOTS.inc(len(slots))
+            BACK_ADMISSIONS.inc(len(admissions))
+            BACK_SLOTS.inc(len(slots))
             self._background(self._zrem(key_id, admissions, slots))
 
     async def _zrem(self, key_id: int, admissions: list[str], slots: list[str]) -> None:
