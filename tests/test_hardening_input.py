@@ -35,14 +35,14 @@ def nested(depth: int) -> dict[str, Any]:
 
 
 @pytest_asyncio.fixture(params=["postgresql", "sqlite"], loop_scope="session")
-async def client(request, pg_url, make_settings, tmp_path) -> AsyncIterator[httpx.AsyncClient]:
+async def client(request, pg_url, make_settings) -> AsyncIterator[httpx.AsyncClient]:
     """The app on PostgreSQL, then on the embedded SQLite file: answers must not differ."""
     if request.param == "postgresql":
         await reset_tables(pg_url)
         settings = make_settings()
     else:
-        settings = make_settings(**{"database.url": "",
-                                    "database.sqlite_path": str(tmp_path / "callout.db")})
+        settings = make_settings(**{"database.url": "", "database.sqlite_path":
+                                    str(request.getfixturevalue("sqlite_file"))})
     async with running_app(settings, raise_app_exceptions=False) as c:
         yield c
 
