@@ -12,9 +12,10 @@
                    before a request, counted after its calls (a call in flight may end a
                    little past the budget, the next request is refused)
 
-Each worker reserves small batches of admissions and slots from Redis in one atomic step
-(limits_lua.py) and admits from that reserve in memory (reserve.py): a request whose key has
-room in the reserve waits for nothing. The reserve is topped up in the background when it
+Each worker reserves batches of admissions and slots from Redis in one atomic step
+(limits_lua.py; a batch is about half a second of the key's traffic on the worker, `batch`)
+and admits from that reserve in memory (reserve.py): a request whose key has room in the
+reserve waits for nothing. The reserve is topped up in the background when it
 runs low; a request that finds it empty waits for one reservation (shared by every request
 waiting on the same key), and is refused with the limit's Retry-After when Redis says the
 limit has no room left. A worker never admits more than it reserved, so the cluster stays
