@@ -7,6 +7,7 @@ import asyncio
 import time
 
 from tests.support.chat import (
+    LONG,
     http_client,
     make_service,
     read_sse,
@@ -15,7 +16,6 @@ from tests.support.chat import (
     wait_disconnect,
 )
 
-LONG = {"chunks": ["第", "一句", "话", "。", "第", "二句", "话", "。"] * 20, "token_delay_ms": 60}
 TOOL = {"type": "function", "name": "lookup_order", "description": "查询订单",
         "parameters": {"type": "object", "properties": {"order_id": {"type": "string"}}}}
 

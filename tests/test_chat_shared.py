@@ -22,10 +22,9 @@ from callout_server.tiers.chat.session_state import dump
 from callout_server.tiers.chat.session_store import CHAT_PURPOSE, RedisSessions
 from callout_server.upstream import Upstreams
 from tests.fixtures.database import ADMIN_HEADERS, SECRET_KEY, SERVICE_HEADERS, llm_config_body
-from tests.support.chat import read_sse, the_end
+from tests.support.chat import LONG, read_sse, the_end
 
 PHONE = "13912345678"  # a call named by a phone number: it must not appear in Redis
-LONG = {"chunks": ["第", "一句", "话", "。", "第", "二句", "话", "。"] * 20, "token_delay_ms": 60}
 
 
 def _service() -> ChatService:

@@ -25,10 +25,8 @@ import pytest
 
 from tests.fixtures.app import REPO_ROOT, free_port
 from tests.fixtures.database import ADMIN_HEADERS, SERVICE_HEADERS, llm_config_body
-from tests.support.chat import read_sse, the_end
+from tests.support.chat import LONG, read_sse, the_end
 from tests.support.nlu import DECIDE, answer, decide_body
-
-LONG = {"chunks": ["第", "一句", "话", "。", "第", "二句", "话", "。"] * 20, "token_delay_ms": 60}
 
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
 pytestmark = pytest.mark.skipif(not Path(NGINX).exists(), reason="Debian's nginx is not installed")
@@ -73,16 +71,19 @@ async def start_nginx(tmp: Path, workers: list[Any]) -> tuple[subprocess.Popen[b
             await asyncio.sleep(0.05)
 
 
-async def decisions(c: httpx.AsyncClient, worker: Any) -> float:
+async def metric_sum(c: httpx.AsyncClient, worker: Any, series: str) -> float:
+    """The sum of a metric's series on one worker's /metrics (`series`: a regex for the
+    name and labels, e.g. `callout_nlu_decisions_total\\{[^}]*\\}`)."""
     text = (await c.get(f"{worker.url}/metrics")).text
-    return sum(float(v) for v in re.findall(r"^callout_nlu_decisions_total\{[^}]*\} (\S+)$",
-                                             text, re.M))
+    return sum(float(v) for v in re.findall(rf"^{series} (\S+)$", text, re.M))
+
+
+async def decisions(c: httpx.AsyncClient, worker: Any) -> float:
+    return await metric_sum(c, worker, r"callout_nlu_decisions_total\{[^}]*\}")
 
 
 async def chat_calls(c: httpx.AsyncClient, worker: Any) -> float:
-    text = (await c.get(f"{worker.url}/metrics")).text
-    return sum(float(v) for v in re.findall(
-        r'^callout_llm_requests_total\{[^}]*tier="chat"[^}]*\} (\S+)$', text, re.M))
+    return await metric_sum(c, worker, r'callout_llm_requests_total\{[^}]*tier="chat"[^}]*\}')
 
 
 async def _grew(c: httpx.AsyncClient, workers: tuple[Any, ...], before: list[float],
@@ -93,9 +94,7 @@ async def _grew(c: httpx.AsyncClient, workers: tuple[Any, ...], before: list[flo
 async def _streaming(c: httpx.AsyncClient, workers: tuple[Any, ...]) -> Any:
     """The worker with a call in flight to the model (the turn it streams), or None."""
     for worker in workers:
-        text = (await c.get(f"{worker.url}/metrics")).text
-        if any(float(v) > 0 for v in re.findall(
-                r"^callout_upstream_in_flight\{[^}]*\} (\S+)$", text, re.M)):
+        if await metric_sum(c, worker, r"callout_upstream_in_flight\{[^}]*\}") > 0:
             return worker
     return None
 

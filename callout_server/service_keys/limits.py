@@ -153,6 +153,8 @@ class KeyLimiter:
             else:
                 self._ok()
                 self.local.admitted(key)
+                if lease.reserve is not None:
+                    lease.reserve.peak = max(lease.reserve.peak, self.local.in_flight(key.id))
                 return lease
         self.local.acquire(key)  # raises LimitExceeded at this worker's share
         return Lease(f"{self._worker}:{next(self._ids)}", "local")
@@ -272,7 +274,6 @@ class KeyLimiter:
         slot, st = lease.slot, lease.reserve
         if slot is None or st is None:
             return
-        st.running -= 1
         now = time.monotonic()
         if self._reserves.get(key.id) is st and slot.until > now and \
                 len(st.free) < self.spare(key.max_in_flight or 0, st.peak):
@@ -314,7 +315,7 @@ class KeyLimiter:
             now = time.monotonic()
             for key_id, st in list(self._reserves.items()):
                 self._hand_back(key_id, *st.idle(now, self._reserve_s))
-                st.peak = st.running  # the next half second's peak starts from here
+                st.peak = self.local.in_flight(key_id)  # the next half second's starts here
                 if not st.batches and not st.free and st.pending is None and \
                         now - st.used_at > self._window_s + self._reserve_s:
                     del self._reserves[key_id]

@@ -55,6 +55,9 @@ class LocalLimits:
     def admitted(self, key: ServiceKey) -> None:
         self._in_flight[key.id] = self._in_flight.get(key.id, 0) + 1
 
+    def in_flight(self, key_id: int) -> int:
+        return self._in_flight.get(key_id, 0)
+
     def release(self, key: ServiceKey) -> None:
         left = self._in_flight.get(key.id, 0) - 1
         if left > 0:

@@ -71,8 +71,7 @@ class KeyReserve:
     pending: asyncio.Task[Round] | None = None
     waiting_admissions: int = 0
     waiting_slots: int = 0
-    running: int = 0          # requests holding one of its slots now
-    peak: int = 0             # the most running since the last sweep
+    peak: int = 0             # the most of the key's requests running since the last sweep
     taken: int = 0            # admissions used since `rate_at`
     rate_at: float = 0.0      # monotonic
     rate: float = 0.0         # admissions per second, smoothed over the last reservations
@@ -111,11 +110,7 @@ class KeyReserve:
         if key.rpm is not None:
             self.batches[0].next += 1
             self.taken += 1
-        if key.max_in_flight is None:
-            return None
-        self.running += 1
-        self.peak = max(self.peak, self.running)
-        return self.free.pop()
+        return self.free.pop() if key.max_in_flight is not None else None
 
     def add(self, prefix: str, admissions: int, slots: int, *, hold_until: float,
             slot_until: float) -> None:

@@ -30,6 +30,9 @@ from callout_server.tiers.chat.service import ChatService
 from callout_server.tiers.chat.turn import TurnRun
 from tests.fixtures.app import StreamingASGITransport
 
+# A paced reply of forty sentences (~10 s): long enough to be cancelled, superseded or cut.
+LONG = {"chunks": ["第", "一句", "话", "。", "第", "二句", "话", "。"] * 20, "token_delay_ms": 60}
+
 
 @dataclass
 class Event:
