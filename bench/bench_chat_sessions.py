@@ -37,7 +37,7 @@ from callout_server.tiers.chat import calls
 from callout_server.tiers.chat.schemas import SessionCreate
 from callout_server.tiers.chat.service import ChatService
 from callout_server.tiers.chat.session_bus import ChatBus
-from callout_server.tiers.chat.session_store import CHAT_PURPOSE, RedisSessions
+from callout_server.tiers.chat.session_store import RedisSessions
 from callout_server.tiers.chat.shared import worker_id
 from callout_server.upstream import Upstreams
 
@@ -53,7 +53,7 @@ async def share_in_redis(chat: ChatService, prefix: str) -> None:
     CALLOUT_REDIS_URL set does (also bench_chat_stream.py --redis)."""
     box = SecretBox(KEY)
     bus = ChatBus(REDIS, prefix, worker_id())
-    chat.share(RedisSessions(REDIS, prefix, box, box.subkeys(CHAT_PURPOSE)[0], 1800),
+    chat.share(RedisSessions(REDIS, prefix, box, 1800),
                bus, lease_s=70)
     assert chat.shared is not None
     await bus.start(chat.shared.handle)

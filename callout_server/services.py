@@ -71,7 +71,7 @@ from callout_server.streams import Closing
 from callout_server.tiers.chat import calls as chat_calls
 from callout_server.tiers.chat.service import ChatService
 from callout_server.tiers.chat.session_bus import ChatBus
-from callout_server.tiers.chat.session_store import CHAT_PURPOSE, RedisSessions
+from callout_server.tiers.chat.session_store import RedisSessions
 from callout_server.tiers.chat.shared import worker_id
 from callout_server.tiers.defaults import THINKING_DEFAULT
 from callout_server.tiers.nlu.screen import ScreenService
@@ -176,8 +176,7 @@ class Services:
         r, c = self.settings.redis, self.settings.chat
         if not r.url:
             return
-        store = RedisSessions(r.url, r.channel_prefix, self.secrets,
-                              self.secrets.subkeys(CHAT_PURPOSE)[0], c.session_ttl_s)
+        store = RedisSessions(r.url, r.channel_prefix, self.secrets, c.session_ttl_s)
         bus = ChatBus(r.url, r.channel_prefix, worker_id())
         self.chat.share(store, bus, lease_s=c.total_timeout_s + 10.0)
         assert self.chat.shared is not None

@@ -16,10 +16,14 @@ import redis.asyncio as aioredis
 
 from callout_server.config.secrets import SecretBox
 from callout_server.config.settings import ChatSettings
+from callout_server.tiers.chat import calls
 from callout_server.tiers.chat.schemas import SessionCreate
 from callout_server.tiers.chat.service import ChatService
-from callout_server.tiers.chat.session_state import dump
-from callout_server.tiers.chat.session_store import CHAT_PURPOSE, RedisSessions
+from callout_server.tiers.chat.session import ChatSession
+from callout_server.tiers.chat.session_bus import ChatBus
+from callout_server.tiers.chat.session_state import dump_settings, dump_turns
+from callout_server.tiers.chat.session_store import NOTHING, RedisSessions, Stored
+from callout_server.tiers.chat.shared import worker_id
 from callout_server.upstream import Upstreams
 from tests.fixtures.database import ADMIN_HEADERS, SECRET_KEY, SERVICE_HEADERS, llm_config_body
 from tests.support.chat import LONG, read_sse, the_end
@@ -47,21 +51,23 @@ async def test_state_round_trip() -> None:
     s.begin_turn("t2", 1)
     s.history.record_interrupted_assistant("好的")
     s.progress.index, s.progress.spoke = 3, True
-    state = dump(s)
+    settings, turns = dump_settings(s), dump_turns(s)
+    assert "你是客服" not in str(turns)  # what never changes is not moved each turn
 
     b = _service()
-    r = b.restore_session("c1", state)
+    r = b.restore_session("c1", settings, turns)
     assert r.history.to_messages() == s.history.to_messages()
     assert r.history.to_public() == s.history.to_public()
     assert r.history.pending_call_ids == ["k1"] and r.call_turns == {"k1": ("t1", "audio")}
     assert list(r.revisions.items()) == [("t1", 0), ("t2", 1)] and r.turn_id == "t2"
     assert (r.progress.index, r.progress.spoke) == (3, True)
-    assert r.tools == s.tools and r.spec == s.spec and dump(r) == state
+    assert r.tools == s.tools and r.spec == s.spec
+    assert dump_settings(r) == settings and dump_turns(r) == turns
     # A pending call whose turn was evicted is kept whole, and pairs with its output later.
     r.history.add_tool_call("k2", "lookup", {"id": 2})
     for n in range(8):
         r.history.add_user_message(f"x{n}", "嗯", 0)
-    restored = b.restore_session("c1", dump(r))
+    restored = b.restore_session("c1", settings, dump_turns(r))
     assert restored.history.pending_call_ids == ["k1", "k2"]
     restored.history.append_tool_output("k2", "{}")
     assert restored.history.to_messages()[-1]["role"] == "tool"
@@ -69,35 +75,117 @@ async def test_state_round_trip() -> None:
 
 async def test_redis_store(redis_url: str, redis_prefix: str) -> None:
     box = SecretBox(SECRET_KEY)
-    store = RedisSessions(redis_url, redis_prefix, box, box.subkeys(CHAT_PURPOSE)[0], ttl_s=30)
+    store = RedisSessions(redis_url, redis_prefix, box, ttl_s=30)
     raw = aioredis.from_url(redis_url)
     try:
-        state = {"history": {"items": [{"type": "user", "text": "我的卡号在这里"}]}}
-        assert await store.create(PHONE, state) is True
-        assert await store.create(PHONE, state) is False  # session_exists, on any worker
+        settings = {"spec": {"system_prompt": "你是客服"}}
+        turns = {"history": {"items": [{"type": "user", "text": "我的卡号在这里"}]}}
+        sid = await store.create(PHONE, settings, turns)
+        assert sid and await store.create(PHONE, settings, turns) is None  # session_exists
         keys = [k.decode() async for k in raw.scan_iter(f"{redis_prefix}:*")]
         assert keys and not any(PHONE in k for k in keys)
         (key,) = keys
-        data = (await raw.hget(key, "data")).decode()
-        assert data.startswith("v1:") and "卡号" not in data and PHONE not in data
+        for part in ("settings", "turns"):
+            data = await raw.hget(key, part)
+            assert data.startswith(b"\x01")  # AES-GCM (secrets.Sealer)
+            assert not any(w.encode() in data for w in ("卡号", "客服", PHONE))
         assert 0 < await raw.pttl(key) <= 30_000
 
-        assert await store.load(PHONE, -1) == (1, state)
-        assert await store.load(PHONE, 1) == (1, None)  # unchanged: nothing decrypted
+        # A worker gets what its copy lacks: all of it, then nothing, then newer turns.
+        assert await store.load(PHONE, NOTHING) == Stored(1, sid, turns, settings)
+        assert await store.load(PHONE, (sid, 1)) == Stored(1, sid)  # nothing decrypted
         # Saves only from the lease's holder; the completed turn's save releases it.
-        assert await store.save(PHONE, {"x": 1}, "w1:a", release=True) is None
+        assert await store.save(PHONE, sid, {"x": 1}, "w1:a", release=True) is None
         assert await store.acquire(PHONE, "w1:a", 5) is None
         assert await store.acquire(PHONE, "w2:b", 5) == "w1:a"
-        assert await store.save(PHONE, {"x": 2}, "w1:a", release=True) == 2
+        assert await store.save(PHONE, sid, {"x": 2}, "w1:a", release=True) == 2
         assert await store.holder(PHONE) is None
-        assert await store.acquire(PHONE, "w2:b", 5) is None
-        assert await store.save(PHONE, {"x": 3}, "w1:a", release=True) is None  # not its
-        assert await store.load(PHONE, 1) == (2, {"x": 2})
-        assert await store.delete(PHONE) is True and await store.load(PHONE, -1) is None
+        assert await store.take(PHONE, "w2:b", 5, (sid, 1)) == Stored(2, sid, {"x": 2})
+        assert await store.take(PHONE, "w1:c", 5, (sid, 2)) == "w2:b"  # another's turn
+        assert await store.save(PHONE, sid, {"x": 3}, "w1:a", release=True) is None  # not its
+        assert await store.save(PHONE, sid, {"x": 3}, "w2:b", release=True) == 3
+        assert await store.take(PHONE, "w1:c", 5, (sid, 3)) == Stored(3, sid)
+        await store.release(PHONE, "w1:c")
+        assert await store.delete(PHONE) is True and await store.load(PHONE, NOTHING) is None
         assert await store.holder(PHONE) is None and await store.delete(PHONE) is False
+        assert await store.take(PHONE, "w1:d", 5, NOTHING) is None  # and takes no lease
+        assert await store.holder(PHONE) is None
+
+        # The call id made again (a number dialled again later) is another session: a copy
+        # of the old one, even at the same version, gets the new one whole, and the old
+        # session's holder cannot save over it.
+        again = await store.create(PHONE, {"spec": {}}, {"y": 1})
+        assert again and again != sid
+        assert await store.load(PHONE, (sid, 1)) == Stored(1, again, {"y": 1}, {"spec": {}})
+        assert await store.acquire(PHONE, "w1:e", 5) is None
+        assert await store.save(PHONE, sid, {"x": 4}, "w1:e", release=False) is None
+        assert await store.save(PHONE, again, {"y": 2}, "w1:e", release=True) == 2
     finally:
         await store.aclose()
         await raw.aclose()
+
+
+async def _sharing(redis_url: str, prefix: str) -> ChatService:
+    """A worker's chat service with its sessions in Redis (as `serve` wires it)."""
+    chat = _service()
+    box = SecretBox(SECRET_KEY)
+    bus = ChatBus(redis_url, prefix, worker_id())
+    chat.share(RedisSessions(redis_url, prefix, box, 30),
+               bus, lease_s=10)
+    assert chat.shared is not None
+    await bus.start(chat.shared.handle)
+    return chat
+
+
+async def _one_turn(chat: ChatService, call_id: str, turn_id: str) -> ChatSession:
+    """A turn's effect on the session without a model: claim, a user line and an answer,
+    the save that releases the lease."""
+    assert chat.shared is not None
+    session = await chat.shared.claim(call_id, "superseded")
+    session.history.add_user_message(turn_id, f"{turn_id} 您好", 0)
+    session.begin_turn(turn_id, 0)
+    session.history.add_assistant_message(f"{turn_id} 请讲")
+    await chat.shared.save_now(session)
+    assert session.lease is None
+    return session
+
+
+async def test_copies_follow_the_stored_session(redis_url: str, redis_prefix: str) -> None:
+    a, b = await _sharing(redis_url, redis_prefix), await _sharing(redis_url, redis_prefix)
+    try:
+        await calls.create(a, SessionCreate(call_id=PHONE, system_prompt="你是客服",
+                                            tools=[{"type": "function", "name": "lookup"}]))
+        mine = a.sessions[PHONE]
+        theirs = await _one_turn(b, PHONE, "t1")  # b builds it from the store, whole
+        assert theirs.spec == mine.spec and theirs.tools == mine.tools
+        # a's copy is brought up to b's turn in place (only the turns crossed), and back.
+        assert await _one_turn(a, PHONE, "t2") is mine
+        assert [m["content"] for m in mine.history.to_messages()] == [
+            "你是客服", "t1 您好", "t1 请讲", "t2 您好", "t2 请讲"]
+        assert await _one_turn(b, PHONE, "t3") is theirs
+        assert theirs.history.to_messages() == [*mine.history.to_messages(),
+                                                {"role": "user", "content": "t3 您好"},
+                                                {"role": "assistant", "content": "t3 请讲"}]
+        assert list(theirs.revisions) == ["t1", "t2", "t3"] and mine.version == 3
+
+        # Deleted on b and made again with the same call id, as far as a's stale copy's
+        # version: a serves the new session, never its copy of the old one.
+        await calls.delete(b, PHONE)
+        await calls.create(b, SessionCreate(call_id=PHONE, system_prompt="新的通话"))
+        await _one_turn(b, PHONE, "n1")
+        await _one_turn(b, PHONE, "n2")
+        assert b.sessions[PHONE].version == mine.version == 3
+        fresh = await _one_turn(a, PHONE, "n3")
+        assert fresh is not mine and mine.closed and fresh.tools == []
+        assert [m["content"] for m in fresh.history.to_messages()][:2] == ["新的通话", "n1 您好"]
+        assert (await calls.view(b, PHONE)).history[-1]["text"] == "n3 请讲"  # b: loaded
+    finally:
+        for chat in (a, b):
+            assert chat.shared is not None
+            await chat.shared.store.delete(PHONE)
+            await chat.shared.bus.stop()
+            await chat.shared.store.aclose()
+            await chat.stop()
 
 
 # -- two real workers ------------------------------------------------------------------------

@@ -57,6 +57,24 @@ def test_corrupt_or_foreign_ciphertext_fails_loudly_naming_the_config() -> None:
         assert SECRET_KEY not in message and KEY not in message
 
 
+def test_sealer_binds_state_to_its_place_and_rotates() -> None:
+    """Chat sessions in Redis: sealed under a purpose's subkey, opened only where sealed."""
+    old = SecretBox(SECRET_KEY).sealer(b"purpose")
+    sealed = old.seal("我的卡号".encode(), b"call-a/turns")
+    assert "我的卡号".encode() not in sealed
+    assert old.open(sealed, b"call-a/turns") == "我的卡号".encode()
+    with pytest.raises(SecretDecryptError):  # another call's state passed off as this one's
+        old.open(sealed, b"call-b/turns")
+    with pytest.raises(SecretDecryptError):
+        old.open(sealed[:-1] + bytes([sealed[-1] ^ 1]), b"call-a/turns")
+    with pytest.raises(SecretDecryptError):  # another purpose, another key
+        SecretBox(SECRET_KEY).sealer(b"other").open(sealed, b"call-a/turns")
+    rotated = SecretBox(f"{SECRET_KEY_2},{SECRET_KEY}").sealer(b"purpose")
+    assert rotated.open(sealed, b"call-a/turns") == "我的卡号".encode()  # old key still opens
+    with pytest.raises(SecretDecryptError):  # the new key seals: the old one alone cannot
+        old.open(rotated.seal(b"x", b"call-a/turns"), b"call-a/turns")
+
+
 def test_invalid_secret_key_is_refused_without_echo() -> None:
     with pytest.raises(SecretKeyInvalid) as info:
         SecretBox("my-passphrase")

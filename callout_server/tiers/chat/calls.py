@@ -30,7 +30,7 @@ from callout_server.tiers.chat.schemas import (
     TurnRequest,
 )
 from callout_server.tiers.chat.service import ChatService
-from callout_server.tiers.chat.session_state import dump
+from callout_server.tiers.chat.session_state import dump_settings, dump_turns
 from callout_server.tiers.chat.shared import SharedSessions
 from callout_server.tiers.chat.turn import TurnRun
 from callout_server.upstream import Route
@@ -74,14 +74,15 @@ async def create(chat: ChatService, req: SessionCreate, source: str = "live",
     view = chat.create_session(req, source, route)
     session = chat.sessions[req.call_id]
     try:
-        created = await shared.store.create(req.call_id, dump(session))
+        sid = await shared.store.create(req.call_id, dump_settings(session),
+                                        dump_turns(session))
     except BaseException:
         chat._drop(req.call_id)
         raise
-    if not created:
+    if sid is None:
         chat._drop(req.call_id)
         raise SessionExists(req.call_id)
-    session.version = 1
+    session.version, session.sid = 1, sid
     return view
 
 

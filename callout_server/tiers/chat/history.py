@@ -234,7 +234,9 @@ class ChatHistory:
                 "pending": pending, "summary": self._summary}
 
     def restore(self, state: dict[str, Any]) -> None:
-        """The inverse of `dump()`, into a fresh history."""
+        """The inverse of `dump()`, into a fresh history or over this one (another worker's
+        newer turns): a compaction in flight here is void, its snapshot is gone."""
+        self._bump_generation()
         kinds = {v: k for k, v in PUBLIC_TYPE.items()}
         self._items = [kinds[e["type"]](**{k: v for k, v in e.items() if k != "type"})
                        for e in state["items"]]

@@ -186,11 +186,13 @@ class ChatService:
         self.held_bytes += footprint
         return session
 
-    def restore_session(self, call_id: str, state: dict[str, Any]) -> ChatSession:
+    def restore_session(self, call_id: str, settings: dict[str, Any],
+                        turns: dict[str, Any]) -> ChatSession:
         """A session of the shared store, as this worker's copy (shared.py)."""
-        req = SessionCreate.model_validate(state["spec"])
-        session = self._build(req, state["source"], None, state["apology"], req.footprint())
-        return restore(session, state)
+        req = SessionCreate.model_validate(settings["spec"])
+        session = self._build(req, settings["source"], None, settings["apology"],
+                              req.footprint())
+        return restore(session, turns)
 
     def get(self, call_id: str) -> ChatSession:
         session = self.sessions.get(call_id)

@@ -47,6 +47,7 @@ class ChatSession:
         self.call_id = call_id
         self.spec = spec
         self.version = 0  # of the shared store's copy this one was loaded from or saved as
+        self.sid = ""  # the shared store's name for this incarnation of the call's session
         self.lease: str | None = None  # the shared turn lease this worker holds for it
         self.source = source
         self.route = route

@@ -14,7 +14,8 @@ holder that does not answer (gone: nobody listens on its channel, or silent for
 `YIELD_TIMEOUT_S`) is presumed dead and its lease is taken over: its in-flight turn is
 lost, the history is the one saved after the last turn that ended. With the lease held,
 the session is loaded when the stored version is newer than this worker's copy (one round
-trip; a decrypt only then). When the run ends it is saved and the lease released, in one
+trip; a decrypt only then): only its turns into a copy this worker has (the settings, the
+bulk of a session, cross once per worker and call), the whole session otherwise. When the run ends it is saved and the lease released, in one
 script that accepts only the lease's holder. The same worker's own new turn reuses its
 lease and stops the run in process: barge-in stays instant.
 """
@@ -32,8 +33,8 @@ from callout_server.tiers.chat.errors import SessionNotFound, UnknownToolCall
 from callout_server.tiers.chat.schemas import ToolOutputRequest
 from callout_server.tiers.chat.session import ChatSession
 from callout_server.tiers.chat.session_bus import ChatBus, Message
-from callout_server.tiers.chat.session_state import dump
-from callout_server.tiers.chat.session_store import SessionStore
+from callout_server.tiers.chat.session_state import dump_turns, restore
+from callout_server.tiers.chat.session_store import NOTHING, Known, SessionStore, Stored
 from callout_server.tiers.chat.turn import TurnRun
 
 log = logging.getLogger(__name__)
@@ -48,7 +49,8 @@ class Host(Protocol):
 
     def _drop(self, call_id: str) -> None: ...
     def _track(self, run: TurnRun | None) -> None: ...
-    def restore_session(self, call_id: str, state: dict[str, Any]) -> ChatSession: ...
+    def restore_session(self, call_id: str, settings: dict[str, Any],
+                        turns: dict[str, Any]) -> ChatSession: ...
     def submit_tool_output(self, call_id: str, req: ToolOutputRequest) -> TurnRun | None: ...
 
 
@@ -86,59 +88,68 @@ class SharedSessions:
             if local is not None and local.lease is not None and not local.closed:
                 return local  # our turn is running: start_turn stops it in process
         token = f"{self.worker}:{uuid.uuid4().hex[:12]}"
-        local = self._service.sessions.get(call_id)
-        known = local.version if local is not None else -1
-        holder: str | None = None
+        known = self._known(call_id)
+        stored: Stored | None = None
         for _ in range(20):
             taken = await self.store.take(call_id, token, self._lease_s, known)
             if taken is None:
                 self._gone(call_id)
-            assert taken is not None
-            holder, version, state = taken
-            if holder is None:
+            if isinstance(taken, Stored):
+                stored = taken
                 break
-            worker = holder.rsplit(":", 1)[0]
+            assert taken is not None  # the holder of the lease: another turn of the call
+            worker = taken.rsplit(":", 1)[0]
             answer = None if worker == self.worker else await self.bus.ask(
                 worker, {"op": "yield", "call_id": call_id, "reason": reason}, YIELD_TIMEOUT_S)
             if answer is None:  # gone (or our own leftover): its in-flight turn is lost
                 log.warning("chat: a turn lease's holder did not answer; taking it over")
                 break
         try:
-            if holder is not None:  # taken over: what was saved after the last turn
+            if stored is None:  # taken over: what was saved after the last turn
                 await self.store.acquire(call_id, token, self._lease_s, force=True)
                 session = await self._load(call_id, known)
             else:
-                session = self._adopt(call_id, version, state)
+                session = self._adopt(call_id, stored)
         except BaseException:
             await self.store.release(call_id, token)
             raise
         session.lease = token
         return session
 
+    def _known(self, call_id: str) -> Known:
+        local = self._service.sessions.get(call_id)
+        return (local.sid, local.version) if local is not None else NOTHING
+
     def _gone(self, call_id: str) -> None:
         if call_id in self._service.sessions:
             self._service._drop(call_id)
         raise SessionNotFound(call_id)
 
-    def _adopt(self, call_id: str, version: int, state: dict[str, Any] | None) -> ChatSession:
-        """The copy to run on: ours when the store has nothing newer, else the stored one."""
+    def _adopt(self, call_id: str, stored: Stored) -> ChatSession:
+        """The copy to run on: ours, brought up to the stored turns when they are newer, or
+        the stored session built afresh (this worker has none, or one of an older session
+        of the same call id)."""
         service = self._service
         local = service.sessions.get(call_id)
-        if state is None and local is not None:
+        if local is not None and stored.settings is None:
+            if stored.turns is not None:
+                service._track(local.stop_run("superseded"))  # a run whose lease was lost
+                restore(local, stored.turns)
+                local.version = stored.version
             return local
-        assert state is not None
+        assert stored.settings is not None and stored.turns is not None
         if local is not None:
             service._drop(call_id)
-        session = service.restore_session(call_id, state)
-        session.version = version
+        session = service.restore_session(call_id, stored.settings, stored.turns)
+        session.version, session.sid = stored.version, stored.sid
         return session
 
-    async def _load(self, call_id: str, known: int) -> ChatSession:
-        loaded = await self.store.load(call_id, known)
-        if loaded is None:
+    async def _load(self, call_id: str, known: Known) -> ChatSession:
+        stored = await self.store.load(call_id, known)
+        if stored is None:
             self._gone(call_id)
-        assert loaded is not None
-        return self._adopt(call_id, *loaded)
+        assert stored is not None
+        return self._adopt(call_id, stored)
 
     async def release_unused(self, session: ChatSession) -> None:
         """A claim that started no run (a stale turn, a tool output without `respond`)."""
@@ -152,7 +163,7 @@ class SharedSessions:
         local = service.sessions.get(call_id)
         if local is not None and local.lease is not None:
             return local  # we hold it: ours is the newest
-        return await self._load(call_id, local.version if local is not None else -1)
+        return await self._load(call_id, self._known(call_id))
 
     # -- after a run -------------------------------------------------------------------------
 
@@ -160,7 +171,7 @@ class SharedSessions:
         """A run ended (any reason): save what the history now holds, release the lease."""
         if session.lease is None or session.closed:
             return
-        state = dump(session)  # as the run left it, before any newer turn changes it
+        state = dump_turns(session)  # as the run left it, before a newer turn changes it
         task = asyncio.create_task(self._save(session, state))
         self._saves.add(task)
         self._pending[session.call_id] = task
@@ -178,7 +189,7 @@ class SharedSessions:
             del self._locks[call_id]
 
     async def save_now(self, session: ChatSession) -> None:
-        await self._save(session, dump(session))
+        await self._save(session, dump_turns(session))
 
     async def _save(self, session: ChatSession, state: dict[str, Any]) -> None:
         async with self._lock(session.call_id):
@@ -187,7 +198,8 @@ class SharedSessions:
                 return
             release = session.run is None  # a newer run of ours saves (and releases) itself
             try:
-                version = await self.store.save(session.call_id, state, token, release=release)
+                version = await self.store.save(session.call_id, session.sid, state, token,
+                                                release=release)
             except Exception as exc:  # Redis away: the next turn loads the last saved state
                 log.warning("chat: saving a session failed (%s)", type(exc).__name__)
                 version = None
