@@ -36,9 +36,6 @@ from callout_server.llm import LLMClient
 from callout_server.tiers.chat import calls
 from callout_server.tiers.chat.schemas import SessionCreate
 from callout_server.tiers.chat.service import ChatService
-from callout_server.tiers.chat.session_bus import ChatBus
-from callout_server.tiers.chat.session_store import RedisSessions
-from callout_server.tiers.chat.shared import worker_id
 from callout_server.upstream import Upstreams
 
 REDIS = "redis://127.0.0.1:6379/0"
@@ -51,12 +48,7 @@ TOOLS = [{"type": "function", "name": f"tool_{n}", "description": "查询订单�
 async def share_in_redis(chat: ChatService, prefix: str) -> None:
     """`chat` keeps its sessions in the local Redis under `prefix`, as a worker with
     CALLOUT_REDIS_URL set does (also bench_chat_stream.py --redis)."""
-    box = SecretBox(KEY)
-    bus = ChatBus(REDIS, prefix, worker_id())
-    chat.share(RedisSessions(REDIS, prefix, box, 1800),
-               bus, lease_s=70)
-    assert chat.shared is not None
-    await bus.start(chat.shared.handle)
+    await calls.share_in_redis(chat, REDIS, prefix, SecretBox(KEY), ttl_s=1800, lease_s=70)
 
 
 async def worker(prefix: str, shared: bool = True) -> ChatService:

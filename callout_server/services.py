@@ -70,9 +70,6 @@ from callout_server.service_keys.table import SERVICE_KEYS
 from callout_server.streams import Closing
 from callout_server.tiers.chat import calls as chat_calls
 from callout_server.tiers.chat.service import ChatService
-from callout_server.tiers.chat.session_bus import ChatBus
-from callout_server.tiers.chat.session_store import RedisSessions
-from callout_server.tiers.chat.shared import worker_id
 from callout_server.tiers.defaults import THINKING_DEFAULT
 from callout_server.tiers.nlu.screen import ScreenService
 from callout_server.tiers.nlu.service import NluService
@@ -176,13 +173,11 @@ class Services:
         r, c = self.settings.redis, self.settings.chat
         if not r.url:
             return
-        store = RedisSessions(r.url, r.channel_prefix, self.secrets, c.session_ttl_s)
-        bus = ChatBus(r.url, r.channel_prefix, worker_id())
-        self.chat.share(store, bus, lease_s=c.total_timeout_s + 10.0)
-        assert self.chat.shared is not None
-        await bus.start(self.chat.shared.handle)
-        self._stoppers.append(store.aclose)
-        self._stoppers.append(bus.stop)
+        shared = await chat_calls.share_in_redis(
+            self.chat, r.url, r.channel_prefix, self.secrets, ttl_s=c.session_ttl_s,
+            lease_s=c.total_timeout_s + 10.0)
+        self._stoppers.append(shared.store.aclose)
+        self._stoppers.append(shared.bus.stop)
 
     async def _migrate_if_embedded(self) -> None:
         db = self.settings.database

@@ -20,10 +20,8 @@ from callout_server.tiers.chat import calls
 from callout_server.tiers.chat.schemas import SessionCreate
 from callout_server.tiers.chat.service import ChatService
 from callout_server.tiers.chat.session import ChatSession
-from callout_server.tiers.chat.session_bus import ChatBus
 from callout_server.tiers.chat.session_state import dump_settings, dump_turns
 from callout_server.tiers.chat.session_store import NOTHING, RedisSessions, Stored
-from callout_server.tiers.chat.shared import worker_id
 from callout_server.upstream import Upstreams
 from tests.fixtures.database import ADMIN_HEADERS, SECRET_KEY, SERVICE_HEADERS, llm_config_body
 from tests.support.chat import LONG, read_sse, the_end
@@ -128,12 +126,8 @@ async def test_redis_store(redis_url: str, redis_prefix: str) -> None:
 async def _sharing(redis_url: str, prefix: str) -> ChatService:
     """A worker's chat service with its sessions in Redis (as `serve` wires it)."""
     chat = _service()
-    box = SecretBox(SECRET_KEY)
-    bus = ChatBus(redis_url, prefix, worker_id())
-    chat.share(RedisSessions(redis_url, prefix, box, 30),
-               bus, lease_s=10)
-    assert chat.shared is not None
-    await bus.start(chat.shared.handle)
+    await calls.share_in_redis(chat, redis_url, prefix, SecretBox(SECRET_KEY), ttl_s=30,
+                               lease_s=10)
     return chat
 
 

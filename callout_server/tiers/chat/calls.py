@@ -6,6 +6,7 @@
     run = await calls.tool_output(chat, call_id, req)   # None: 204
     view = await calls.view(chat, call_id); await calls.delete(chat, call_id)
     held = await calls.forget_shared(chat, keys)     # erasure: the shared copies
+    shared = await calls.share_in_redis(chat, url, prefix, box, ttl_s=..., lease_s=...)
 
 Without a shared store (no Redis) each is the `ChatService` method of the same name, on
 this worker's memory. With one (shared.py) a session is taken from the store, and a turn's
@@ -22,6 +23,7 @@ from typing import ParamSpec, TypeVar
 
 from redis.exceptions import RedisError
 
+from callout_server.config.secrets import SecretBox
 from callout_server.tiers.chat.errors import SessionExists, SessionStoreDown, UnknownToolCall
 from callout_server.tiers.chat.schemas import (
     SessionCreate,
@@ -30,8 +32,10 @@ from callout_server.tiers.chat.schemas import (
     TurnRequest,
 )
 from callout_server.tiers.chat.service import ChatService
+from callout_server.tiers.chat.session_bus import ChatBus
 from callout_server.tiers.chat.session_state import dump_settings, dump_turns
-from callout_server.tiers.chat.shared import SharedSessions
+from callout_server.tiers.chat.session_store import RedisSessions
+from callout_server.tiers.chat.shared import SharedSessions, worker_id
 from callout_server.tiers.chat.turn import TurnRun
 from callout_server.upstream import Route
 
@@ -169,3 +173,14 @@ async def forget_shared(chat: ChatService, keys: frozenset[str]) -> int:
         if await chat.shared.store.delete(key):
             held += 1
     return held
+
+
+async def share_in_redis(chat: ChatService, redis_url: str, prefix: str, box: SecretBox, *,
+                         ttl_s: float, lease_s: float) -> SharedSessions:
+    """`chat` keeps its sessions in Redis (`serve` with CALLOUT_REDIS_URL set): the store,
+    this worker's channel, listening. Stop with `shared.bus.stop()`, `shared.store.aclose()`."""
+    bus = ChatBus(redis_url, prefix, worker_id())
+    chat.share(RedisSessions(redis_url, prefix, box, ttl_s), bus, lease_s=lease_s)
+    assert chat.shared is not None
+    await bus.start(chat.shared.handle)
+    return chat.shared
