@@ -15,9 +15,10 @@ holder that does not answer (gone: nobody listens on its channel, or silent for
 lost, the history is the one saved after the last turn that ended. With the lease held,
 the session is loaded when the stored version is newer than this worker's copy (one round
 trip; a decrypt only then): only its turns into a copy this worker has (the settings, the
-bulk of a session, cross once per worker and call), the whole session otherwise. When the run ends it is saved and the lease released, in one
-script that accepts only the lease's holder. The same worker's own new turn reuses its
-lease and stops the run in process: barge-in stays instant.
+bulk of a session, cross once per worker and call), the whole session otherwise. When the
+run ends it is saved and the lease released, in one script that accepts only the lease's
+holder. The same worker's own new turn reuses its lease and stops the run in process:
+barge-in stays instant.
 """
 
 from __future__ import annotations
