@@ -12,6 +12,9 @@ When no key is configured, one is generated and kept in a key file (mode 0600) b
 SQLite database, or at `auth.secret_key_file` / `CALLOUT_SECRET_KEY_FILE`; a warning says so
 once. Production sets `CALLOUT_SECRET_KEY` on every worker (all workers must share it).
 
+`SecretBox.sealer(purpose)` gives AES-GCM under subkeys of the same keys, for state written
+on every chat turn (`Sealer`); `SecretBox.subkeys(purpose)` gives HMAC keys.
+
     SecretError
       SecretKeyInvalid      the configured key is not a Fernet key (start-up)
       SecretDecryptError    stored ciphertext unreadable with the configured keys
