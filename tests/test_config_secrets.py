@@ -67,8 +67,11 @@ def test_sealer_binds_state_to_its_place_and_rotates() -> None:
         old.open(sealed, b"call-b/turns")
     with pytest.raises(SecretDecryptError):
         old.open(sealed[:-1] + bytes([sealed[-1] ^ 1]), b"call-a/turns")
-    with pytest.raises(SecretDecryptError):  # another purpose, another key
-        SecretBox(SECRET_KEY).sealer(b"other").open(sealed, b"call-a/turns")
+    with pytest.raises(SecretDecryptError) as info:  # another purpose, another key
+        SecretBox(SECRET_KEY).sealer(b"other", "chat session state").open(sealed, b"call-a/turns")
+    message = str(info.value)  # names the state, not an API key it is not
+    assert "chat session state" in message and "API key" not in message
+    assert SECRET_KEY not in message
     rotated = SecretBox(f"{SECRET_KEY_2},{SECRET_KEY}").sealer(b"purpose")
     assert rotated.open(sealed, b"call-a/turns") == "我的卡号".encode()  # old key still opens
     with pytest.raises(SecretDecryptError):  # the new key seals: the old one alone cannot

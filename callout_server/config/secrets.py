@@ -47,15 +47,22 @@ class SecretKeyInvalid(SecretError):
 
 
 class SecretDecryptError(SecretError):
-    def __init__(self, config_id: int | None, reason: str) -> None:
+    def __init__(self, config_id: int | None, reason: str, *, sealed: str | None = None) -> None:
         self.config_id = config_id
         self.reason = reason
-        which = f"model configuration {config_id}" if config_id is not None else "a value"
-        super().__init__(
-            f"the stored API key of {which} cannot be decrypted ({reason}); it was "
-            "encrypted with a key that is not in CALLOUT_SECRET_KEY, or the row is corrupt. "
-            "The configuration is not used; restore the old key (comma-separated after the "
-            "new one) or save the API key again.")
+        if sealed is not None:  # state sealed by `Sealer`: no configuration to fix or disable
+            message = (
+                f"the stored {sealed} cannot be decrypted ({reason}); it was sealed with a key "
+                "that is not in CALLOUT_SECRET_KEY, or it is corrupt. Keep the old key "
+                "(comma-separated after the new one) until such state has expired.")
+        else:
+            which = f"model configuration {config_id}" if config_id is not None else "a value"
+            message = (
+                f"the stored API key of {which} cannot be decrypted ({reason}); it was "
+                "encrypted with a key that is not in CALLOUT_SECRET_KEY, or the row is corrupt. "
+                "The configuration is not used; restore the old key (comma-separated after the "
+                "new one) or save the API key again.")
+        super().__init__(message)
 
 
 def _fernets(keys: list[str]) -> list[Fernet]:
@@ -89,9 +96,10 @@ class SecretBox:
         purpose (service-key digests) that never reveals the encryption keys."""
         return tuple(hmac.new(k.encode(), purpose, hashlib.sha256).digest() for k in self._parts)
 
-    def sealer(self, purpose: bytes) -> Sealer:
-        """AES-GCM under this purpose's subkeys, for state saved often (chat sessions)."""
-        return Sealer(self.subkeys(purpose))
+    def sealer(self, purpose: bytes, what: str = "sealed state") -> Sealer:
+        """AES-GCM under this purpose's subkeys, for state saved often (chat sessions);
+        `what` names that state in a decryption error."""
+        return Sealer(self.subkeys(purpose), what)
 
     def encrypt(self, plaintext: str) -> str:
         return FORMAT_V1 + self._multi.encrypt(plaintext.encode()).decode()
@@ -121,8 +129,9 @@ class Sealer:
 
     VERSION = b"\x01"
 
-    def __init__(self, keys: tuple[bytes, ...]) -> None:
+    def __init__(self, keys: tuple[bytes, ...], what: str = "sealed state") -> None:
         self._aeads = [AESGCM(key) for key in keys]
+        self._what = what
 
     def seal(self, data: bytes, where: bytes) -> bytes:
         nonce = os.urandom(12)
@@ -130,14 +139,14 @@ class Sealer:
 
     def open(self, sealed: bytes, where: bytes) -> bytes:
         if sealed[:1] != self.VERSION:
-            raise SecretDecryptError(None, "unknown ciphertext format")
+            raise SecretDecryptError(None, "unknown ciphertext format", sealed=self._what)
         nonce, body = sealed[1:13], sealed[13:]
         for aead in self._aeads:
             try:
                 return aead.decrypt(nonce, body, where)
             except InvalidTag:
                 continue
-        raise SecretDecryptError(None, "no configured key matches")
+        raise SecretDecryptError(None, "no configured key matches", sealed=self._what)
 
 
 def default_key_file(sqlite_path: str) -> Path:

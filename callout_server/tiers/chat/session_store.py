@@ -157,7 +157,7 @@ class RedisSessions:
         self._client = aioredis.from_url(redis_url, socket_connect_timeout=1.0,
                                          socket_timeout=2.0)
         self._prefix = f"{prefix}:chat"
-        self._sealer = box.sealer(STATE_PURPOSE)
+        self._sealer = box.sealer(STATE_PURPOSE, "chat session state")
         self._subkey = box.subkeys(CHAT_PURPOSE)[0]
         self._ttl_ms = max(1, int(ttl_s * 1000))
         self._create = self._client.register_script(_CREATE)
