@@ -173,6 +173,25 @@ def test_redact_value_nested(r: Redactor) -> None:
     assert value["slots"]["phone"] == MOBILE  # the input is not changed
 
 
+def test_walk_fast_paths_redact_alike(r: Redactor) -> None:
+    """The walk's shortcuts (a text seen clean, a str enum, the nesting bound) change no
+    result: a clean text cached is returned as is, a value holding it is still redacted."""
+    import enum
+
+    class Role(enum.StrEnum):
+        USER = "user"
+
+    r.redact("白天都在")  # cached clean
+    out = r.redact_value({Role.USER: ["白天都在", f"白天都在{MOBILE}"], "n": 7, "f": 0.5})
+    assert out.value == {"user": ["白天都在", out.value["user"][1]], "n": 7, "f": 0.5}
+    assert MOBILE not in out.value["user"][1] and out.kinds == {"mobile": 1}
+    deep: object = "x"
+    for _ in range(70):
+        deep = [deep]
+    with pytest.raises(RedactionError):
+        r.redact_value(deep)
+
+
 def test_one_failure_type_and_never_partial(r: Redactor, monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(RedactionError) as err:
         r.redact_value({"x": object()})

@@ -25,7 +25,7 @@ from typing import Any
 
 import orjson
 
-from callout_server.calllog.inputs import request_json, storable_json
+from callout_server.calllog.inputs import decision_json, request_json
 from callout_server.calllog.records import TEXT_LIMITS, CallRecord, storable_text
 from callout_server.privacy import FAILED, Privacy, Tally, merge
 
@@ -75,10 +75,11 @@ def _redact_record(rec: CallRecord, privacy: Privacy) -> Prepared:
         merge(tally, found)
     input_values = None
     if rec.inputs is not None:
-        # request_json's text, already storable (the common path: one dump, no walk)
+        # request_json's and decision_json's texts, already storable (the common path: one
+        # dump each, no walk)
         request = orjson.loads(request_json(rec.inputs.request))
         inputs, found_in = privacy.value(request)
-        decision, found_out = privacy.value(storable_json(rec.inputs.decision))
+        decision, found_out = privacy.value(orjson.loads(decision_json(rec.inputs.decision)))
         merge(tally, found_in)
         merge(tally, found_out)
         if inputs is not None and decision is not None:

@@ -124,15 +124,30 @@ class Redactor:
         return RedactedValue(out, dict(counts))
 
     def _value(self, value: Any, counts: Counter[str], depth: int) -> Any:
-        if depth > _MAX_DEPTH:
-            raise RedactionError(f"value nested deeper than {_MAX_DEPTH}")
-        if isinstance(value, str):
+        # The walk of every stored record: the commonest cases first, a clean text found in
+        # the cache without a call (most of a record's strings: keys, the node's lines).
+        cls = type(value)
+        if cls is str:
+            if value in self._clean:
+                return value
             r = self.redact(value)
             if r.kinds:
                 counts.update(r.kinds)
             return r.text
-        if value is None or isinstance(value, bool | float):
+        if depth > _MAX_DEPTH:
+            raise RedactionError(f"value nested deeper than {_MAX_DEPTH}")
+        if cls is dict:
+            walk = self._value
+            depth += 1
+            return {walk(k, counts, depth): walk(v, counts, depth) for k, v in value.items()}
+        if cls is list:
+            walk = self._value
+            depth += 1
+            return [walk(v, counts, depth) for v in value]
+        if value is None or cls is bool or cls is float:
             return value
+        if isinstance(value, str):  # a str subclass (an enum member): as its text
+            return self._value(str(value), counts, depth)
         if isinstance(value, int):
             if abs(value) < _MIN_INT:
                 return value
@@ -145,4 +160,6 @@ class Redactor:
         if isinstance(value, list | tuple):
             items = [self._value(v, counts, depth + 1) for v in value]
             return items if isinstance(value, list) else tuple(items)
+        if isinstance(value, float):
+            return value
         raise RedactionError(f"cannot redact a {type(value).__name__}")
