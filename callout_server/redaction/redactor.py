@@ -146,8 +146,10 @@ class Redactor:
             return [walk(v, counts, depth) for v in value]
         if value is None or cls is bool or cls is float:
             return value
-        if isinstance(value, str):  # a str subclass (an enum member): as its text
-            return self._value(str(value), counts, depth)
+        if isinstance(value, str):  # a str subclass (an enum member): its text, not its str()
+            return self._value(str.__str__(value), counts, depth)
+        if isinstance(value, float):  # a float subclass
+            return value
         if isinstance(value, int):
             if abs(value) < _MIN_INT:
                 return value
@@ -160,6 +162,4 @@ class Redactor:
         if isinstance(value, list | tuple):
             items = [self._value(v, counts, depth + 1) for v in value]
             return items if isinstance(value, list) else tuple(items)
-        if isinstance(value, float):
-            return value
         raise RedactionError(f"cannot redact a {type(value).__name__}")
