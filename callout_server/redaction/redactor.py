@@ -124,10 +124,9 @@ class Redactor:
         return RedactedValue(out, dict(counts))
 
     def _value(self, value: Any, counts: Counter[str], depth: int) -> Any:
-        # The walk of every stored record: the commonest cases first, a clean text found in
-        # the cache without a call (most of a record's strings: keys, the node's lines).
-        cls = type(value)
-        if cls is str:
+        # The walk of every stored record. Most of a record's strings (keys, the node's
+        # lines) are in the clean-text cache: returned here, without a call.
+        if type(value) is str:
             if value in self._clean:
                 return value
             r = self.redact(value)
@@ -136,30 +135,20 @@ class Redactor:
             return r.text
         if depth > _MAX_DEPTH:
             raise RedactionError(f"value nested deeper than {_MAX_DEPTH}")
-        if cls is dict:
-            walk = self._value
-            depth += 1
+        walk, depth = self._value, depth + 1
+        if isinstance(value, dict):
             return {walk(k, counts, depth): walk(v, counts, depth) for k, v in value.items()}
-        if cls is list:
-            walk = self._value
-            depth += 1
-            return [walk(v, counts, depth) for v in value]
-        if value is None or cls is bool or cls is float:
+        if isinstance(value, list | tuple):
+            items = [walk(v, counts, depth) for v in value]
+            return items if isinstance(value, list) else tuple(items)
+        if value is None or isinstance(value, bool | float):
             return value
         if isinstance(value, str):  # a str subclass (an enum member): its text, not its str()
-            return self._value(str.__str__(value), counts, depth)
-        if isinstance(value, float):  # a float subclass
-            return value
+            return walk(str.__str__(value), counts, depth)
         if isinstance(value, int):
             if abs(value) < _MIN_INT:
                 return value
             r = self.redact(str(value))
             counts.update(r.kinds)
             return int(r.text) if r.text.lstrip("-").isdigit() else r.text
-        if isinstance(value, dict):
-            return {self._value(k, counts, depth + 1): self._value(v, counts, depth + 1)
-                    for k, v in value.items()}
-        if isinstance(value, list | tuple):
-            items = [self._value(v, counts, depth + 1) for v in value]
-            return items if isinstance(value, list) else tuple(items)
         raise RedactionError(f"cannot redact a {type(value).__name__}")
