@@ -14,6 +14,11 @@ record, and the background writer's COPY (its CPU is charged to the decisions th
 each round flushes the recorder before it stops the clock). No uvicorn, no aiohttp: the
 difference between two versions of the app, on a machine too busy for bench_peers.py to tell.
 Prints the CPU µs per decision of each round, then min and median.
+
+    .venv/bin/python bench/bench_asgi.py --routed-too
+
+also runs, round after round in the same process, the app with `LeanDispatch` taken out (every
+request found by FastAPI's router), and prints both and their per-round ratio.
 """
 
 from __future__ import annotations
@@ -79,19 +84,31 @@ async def run(args: argparse.Namespace) -> None:
                 await app(scope(), receive, send)
             await app.state.services.recorder.flush()
             assert status and set(status) == {200}, set(status)
-            per: list[float] = []
+            dispatch = getattr(app.state, "lean_dispatch", None)
+            variants = {"": dispatch}
+            if args.routed_too:
+                variants = {"dispatched": dispatch, "routed": dispatch.app}
+            per: dict[str, list[float]] = {name: [] for name in variants}
             for _ in range(args.rounds):
-                status.clear()
-                t0 = time.process_time()
-                for _ in range(args.requests):
-                    await app(scope(), receive, send)
-                await app.state.services.recorder.flush()
-                per.append((time.process_time() - t0) / args.requests * 1e6)
-                assert set(status) == {200}
-        print(f"{Path(callout_server.__file__).parents[1]}: CPU µs per decision, rounds: "
-              + " ".join(f"{x:.0f}" for x in per)
-              + f"; min {min(per):.0f}, median {statistics.median(per):.0f} "
-                f"(load average {os.getloadavg()[0]:.1f})")
+                for name, inner in variants.items():
+                    if inner is not None:
+                        app.router.middleware_stack = inner
+                    status.clear()
+                    t0 = time.process_time()
+                    for _ in range(args.requests):
+                        await app(scope(), receive, send)
+                    await app.state.services.recorder.flush()
+                    per[name].append((time.process_time() - t0) / args.requests * 1e6)
+                    assert set(status) == {200}
+        for name, times in per.items():
+            print(f"{Path(callout_server.__file__).parents[1]}{' ' + name if name else ''}: "
+                  "CPU µs per decision, rounds: " + " ".join(f"{x:.0f}" for x in times)
+                  + f"; min {min(times):.0f}, median {statistics.median(times):.0f} "
+                    f"(load average {os.getloadavg()[0]:.1f})")
+        if args.routed_too:
+            ratios = [a / b for a, b in zip(per["dispatched"], per["routed"], strict=True)]
+            print(f"dispatched / routed per round: median {statistics.median(ratios):.3f} "
+                  f"(min {min(ratios):.3f}, max {max(ratios):.3f})")
     finally:
         await drop_pg_database(database_url)
 
@@ -101,6 +118,8 @@ if __name__ == "__main__":
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--requests", type=int, default=3000)
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--routed-too", action="store_true",
+                        help="alternate rounds with LeanDispatch taken out")
     import uvloop
 
     sys.exit(uvloop.run(run(parser.parse_args())))

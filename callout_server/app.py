@@ -20,6 +20,7 @@ from callout_server.api.console import mount_console
 from callout_server.api.docs import install_docs
 from callout_server.api.edge import EdgeMiddleware
 from callout_server.api.errors import install_error_handlers
+from callout_server.api.lean import LeanDispatch
 from callout_server.api.metrics import router as metrics_router
 from callout_server.api.openapi import install_openapi
 from callout_server.auth.deps import authenticate
@@ -123,4 +124,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(service_keys_router)
     app.include_router(usage_router)
     mount_console(app)
+    # Last, once every route is in: a lean route's path, found once, skips the router after.
+    app.state.lean_dispatch = LeanDispatch.install(app)
     return app

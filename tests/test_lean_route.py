@@ -1,11 +1,12 @@
 """The NLU route's lean path (api/lean.py) answers exactly what FastAPI's handler answers.
 
-Three checks: the OpenAPI document is the one a plain `APIRoute` gives; every request of a
+Four checks: the OpenAPI document is the one a plain `APIRoute` gives; every request of a
 corpus (valid, each kind of 422, wrong content types, a chunked body over the limit, no
 credentials, an upstream failure) gets the same status, headers and body through the lean path
 as through FastAPI's own handler; and the one-pass JSON decoder never accepts a body that
 FastAPI's decoding (stdlib `json`, then validation from Python objects) refuses or reads
-differently, on a corpus of JSON oddities and on generated bodies.
+differently, on a corpus of JSON oddities and on generated bodies; and a request the
+dispatcher sends straight to its route (`LeanDispatch`) is answered as the router's is.
 """
 
 from __future__ import annotations
@@ -22,11 +23,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from callout_server.api.lean import LeanJsonRoute
+from callout_server.api.lean import LeanDispatch, LeanJsonRoute
 from callout_server.app import create_app
 from callout_server.tiers.nlu.schemas import DecideRequest
 from tests.fixtures.app import running_app
-from tests.fixtures.database import SERVICE_HEADERS, reset_tables
+from tests.fixtures.database import ADMIN_HEADERS, SERVICE_HEADERS, reset_tables
 from tests.fixtures.upstream import json_reply
 from tests.support.nlu import DECIDE, answer, decide_body
 
@@ -132,10 +133,12 @@ def _routes(app: FastAPI) -> list[Any]:
             for r in getattr(getattr(included, "original_router", None), "routes", [])]
 
 
-async def _send(app: FastAPI, headers: dict[str, str], body: Any) -> tuple[int, list[Any], Any]:
-    transport = httpx.ASGITransport(app=app)
+async def _send(app: FastAPI, headers: dict[str, str], body: Any, *, path: str = DECIDE,
+                method: str = "POST", root_path: str = "") -> tuple[int, list[Any], Any]:
+    # Unhandled errors answered as a client sees them (the app's 500), not raised here.
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False, root_path=root_path)
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
-        r = await client.post(DECIDE, headers=headers, content=body)
+        r = await client.request(method, path, headers=headers, content=body)
     kept = sorted((k, v) for k, v in r.headers.items() if k != "content-length")
     try:
         got = r.json()
@@ -152,7 +155,9 @@ async def test_every_case_answers_as_fastapi_does(app) -> None:
     lean = [await _send(app, headers, body) for _, headers, body in CASES]
     assert route.served_lean - served == 3  # the valid ones sent as exactly application/json
     _full_handler_only(app)
+    served = route.served_lean
     full = [await _send(app, headers, body) for _, headers, body in CASES]
+    assert route.served_lean == served  # the app's overrides seen, also when dispatched
     for (name, *_), a, b in zip(CASES, lean, full, strict=True):
         assert a == b, name
     statuses = {name: a[0] for (name, *_), a in zip(CASES, lean, strict=True)}
@@ -191,6 +196,94 @@ async def test_an_upstream_failure_is_the_same_502(app, upstream) -> None:
         return answer[0], answer[1], error
 
     assert shape(lean) == shape(full)
+
+
+# -- the dispatcher ------------------------------------------------------------------------------
+
+SCREEN = "/api/nlu/screen"
+# Beside CASES: what the router answers itself, a lean route's other path, a refusal raised by
+# a dependency (the admin token, refused here by the route's access check: see the test).
+ROUTED: list[tuple[str, str, str, dict[str, str], Any]] = [
+    ("GET", DECIDE, "405", SERVICE_HEADERS, None),
+    ("PUT", DECIDE, "405 with a body", {**SERVICE_HEADERS, **J}, json.dumps(decide_body())),
+    ("POST", DECIDE + "/", "trailing slash", {**SERVICE_HEADERS, **J}, json.dumps(decide_body())),
+    ("POST", "/api/nlu/decid", "no such path", {**SERVICE_HEADERS, **J}, "{}"),
+    ("POST", SCREEN, "screen", {**SERVICE_HEADERS, **J}, json.dumps({"utterance": "喂，你好"})),
+    ("POST", DECIDE, "refused by a dependency", {**ADMIN_HEADERS, **J}, json.dumps(decide_body())),
+]
+
+
+async def _corpus(app: FastAPI) -> list[tuple[int, list[Any], Any]]:
+    return ([await _send(app, headers, body) for _, headers, body in CASES]
+            + [await _send(app, headers, body, path=path, method=method)
+               for method, path, _, headers, body in ROUTED])
+
+
+def _dispatch(app: FastAPI) -> LeanDispatch:
+    dispatch = app.state.lean_dispatch
+    assert isinstance(dispatch, LeanDispatch) and app.router.middleware_stack is dispatch
+    return dispatch
+
+
+async def test_dispatched_requests_are_answered_as_routed_ones(app, monkeypatch) -> None:
+    from callout_server.auth.roles import SERVICE, Access
+
+    # The route's own dependency refuses the admin token (an HTTP error raised inside the
+    # route, rendered by the app's handlers), as it refuses a viewer.
+    monkeypatch.setattr(Access, "allows", lambda self, role, via: role == SERVICE)
+    dispatch = _dispatch(app)
+    await _corpus(app)  # the router finds each route once
+    before = dispatch.dispatched
+    straight = await _corpus(app)
+    # Every POST to /decide and /screen the edge let in went straight to its route (CASES but
+    # the two without valid credentials, screen, the refused one); the 405s, the trailing slash
+    # and the unknown path went through the router.
+    assert dispatch.dispatched - before == (len(CASES) - 2) + 2
+    app.router.middleware_stack = dispatch.app  # the router alone
+    try:
+        routed = await _corpus(app)
+    finally:
+        app.router.middleware_stack = dispatch
+    names = [name for name, *_ in CASES] + [name for _, _, name, *_ in ROUTED]
+    for name, a, b in zip(names, straight, routed, strict=True):
+        assert a == b, name
+    statuses = dict(zip(names, (a[0] for a in straight), strict=True))
+    assert statuses["405"] == statuses["405 with a body"] == 405
+    assert statuses["refused by a dependency"] == 403 and statuses["screen"] == 200
+    assert statuses["no such path"] == 404
+
+
+async def test_an_unexpected_failure_is_the_same_500_dispatched(app, monkeypatch) -> None:
+    from callout_server.tiers.nlu.service import NluService
+
+    async def broken(*_: Any, **__: Any) -> None:
+        raise RuntimeError("a bug in the service")
+
+    body = json.dumps(decide_body())
+    await _send(app, {**SERVICE_HEADERS, **J}, body)  # learnt
+    monkeypatch.setattr(NluService, "decide", broken)
+    dispatch = _dispatch(app)
+    before = dispatch.dispatched
+    straight = await _send(app, {**SERVICE_HEADERS, **J}, body)
+    assert dispatch.dispatched == before + 1
+    app.router.middleware_stack = dispatch.app
+    try:
+        routed = await _send(app, {**SERVICE_HEADERS, **J}, body)
+    finally:
+        app.router.middleware_stack = dispatch
+    assert straight == routed and straight[0] == 500
+    assert "a bug in the service" not in json.dumps(straight[2])
+
+
+async def test_a_root_path_is_left_to_the_router(app) -> None:
+    dispatch = _dispatch(app)
+    body = json.dumps(decide_body())
+    await _send(app, {**SERVICE_HEADERS, **J}, body)
+    before = dispatch.dispatched
+    status, _, answer = await _send(app, {**SERVICE_HEADERS, **J}, body, path="/x" + DECIDE,
+                                    root_path="/x")
+    assert status == 200 and answer["intent"] == "agree"
+    assert dispatch.dispatched == before
 
 
 # -- the decoder ----------------------------------------------------------------------------------

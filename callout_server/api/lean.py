@@ -18,6 +18,12 @@ shape, code and message), a client gone mid-body, dependency overrides (tests). 
 an `APIRoute`: the OpenAPI document is built from it as before (tests/test_lean_route.py
 compares both), and so is the role table's view of its dependencies.
 
+Finding the route costs as much again (FastAPI's router walks its included routers and matches
+the path twice, about a tenth of a decision). `LeanDispatch` sits where the router is, inside
+every middleware and the exception handlers: the first request to a lean route's path goes
+through the router, and the route notes what the router put in the scope; later requests to
+that method and path get the same scope entries and go straight to the route.
+
 Only a route whose dependencies are plain `async def dep(request)` functions qualifies (ours:
 `provide(...)`, `require(...)`); any other keeps FastAPI's handler for every request.
 """
@@ -34,7 +40,7 @@ from fastapi.routing import APIRoute
 from pydantic import BaseModel, ValidationError
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.types import Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 _JSON = b"application/json"
 _HEADERS_JSON = (b"content-type", _JSON)
@@ -49,6 +55,9 @@ class LeanJsonRoute(APIRoute):
         self.served_lean = 0  # requests the fast path answered (tests, benchmarks)
 
     async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        learning = scope.get(_LEARN)
+        if learning is not None:
+            learning.learn(scope, self)
         target = _effective(scope, self)
         known = self._plans.get(id(target))
         if known is None or known[0] is not target:
@@ -97,6 +106,74 @@ class LeanJsonRoute(APIRoute):
         await send({"type": "http.response.start", "status": target.status_code or 200,
                     "headers": [(b"content-length", str(len(content)).encode()), _HEADERS_JSON]})
         await send({"type": "http.response.body", "body": content})
+
+
+_LEARN = "callout.lean_dispatch"
+_ROUTED = ("fastapi.telemetry", "root_path")  # present and set: the router's own way
+
+
+class LeanDispatch:
+    """In place of the router's ASGI app (`install`): a request for a lean route's method and
+    exact path, once the router has found that route for it, goes straight to the route.
+
+    What the router adds to the scope on the way (route, endpoint, path parameters, FastAPI's
+    record of the included router and the route as included) is noted when the route is
+    reached, and given, copied, to each later request. The router keeps everything else: other
+    paths and methods (405, redirects, 404), mounted apps, a `root_path`, telemetry. The routes
+    are fixed once the app serves (they are included at start-up), so nothing noted goes stale.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+        self._known: dict[tuple[str, str], tuple[LeanJsonRoute, dict[str, Any],
+                                                  dict[str, Any]]] = {}
+        self.dispatched = 0  # requests sent straight to their route (tests, benchmarks)
+
+    @classmethod
+    def install(cls, app: Any) -> LeanDispatch:
+        """Put a dispatcher in front of `app.router`'s own ASGI app (inside the middleware
+        and exception handling FastAPI builds around the router)."""
+        router = app.router
+        dispatch = cls(router.middleware_stack)
+        router.middleware_stack = dispatch
+        return dispatch
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and not any(scope.get(k) for k in _ROUTED):
+            known = self._known.get((scope["method"], scope["path"]))
+            if known is not None:
+                route, entries, fastapi = known
+                scope.update(entries)
+                scope["path_params"] = {}
+                scope.setdefault("fastapi", {}).update(fastapi)
+                self.dispatched += 1
+                await route.handle(scope, receive, send)
+                return
+            scope[_LEARN] = _Learning(self, set(scope), dict(scope.get("fastapi", {})))
+        await self.app(scope, receive, send)
+
+
+class _Learning:
+    """What the scope held when the dispatcher passed it to the router."""
+
+    __slots__ = ("before", "before_fastapi", "dispatch")
+
+    def __init__(self, dispatch: LeanDispatch, before: set[str],
+                 before_fastapi: dict[str, Any]) -> None:
+        self.dispatch, self.before, self.before_fastapi = dispatch, before, before_fastapi
+
+    def learn(self, scope: Scope, route: LeanJsonRoute) -> None:
+        del scope[_LEARN]
+        if scope.get("path_params") or scope["method"] not in route.methods:
+            return  # a path with parameters (or a 405 to come): the router's every time
+        entries = {k: v for k, v in scope.items()
+                   if k not in self.before and k not in ("fastapi", "path_params")}
+        fastapi = {k: v for k, v in scope.get("fastapi", {}).items()
+                   if self.before_fastapi.get(k, _MISSING) is not v}
+        self.dispatch._known[(scope["method"], scope["path"])] = (route, entries, fastapi)
+
+
+_MISSING = object()
 
 
 def _effective(scope: Scope, route: APIRoute) -> Any:
