@@ -14,6 +14,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI
+from fastapi.telemetry import TelemetryConfig
 
 from callout_server.api.connections import CLOSING_STATE
 from callout_server.api.console import mount_console
@@ -66,6 +67,9 @@ def tune_gc() -> None:
 
 # Objects allocated (minus freed) before a young collection; the default is 700.
 GC_GEN0_THRESHOLD = 20_000
+# FastAPI's native OpenTelemetry, unless [server] opentelemetry: otherwise every request asks
+# the global providers whether one is configured.
+NO_TELEMETRY: TelemetryConfig = {"tracing": False, "metrics": False, "logs": False}
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -93,7 +97,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             await services.stop()
 
     app = FastAPI(title="callout-server", version="0.1.0", lifespan=lifespan,
-                  docs_url=None, redoc_url=None)
+                  docs_url=None, redoc_url=None,
+                  telemetry=None if settings.server.opentelemetry else NO_TELEMETRY)
     install_error_handlers(app)
     install_openapi(app)
     install_docs(app, title=app.title)  # /docs and /redoc from local assets (no CDN)

@@ -90,6 +90,18 @@ def test_log_settings_come_from_the_environment_and_are_checked() -> None:
         load_settings(env={**base, "CALLOUT_LOG_FORMAT": "xml"})
 
 
+def test_fastapi_opentelemetry_is_off_unless_asked_for() -> None:
+    from callout_server.app import create_app
+    from callout_server.config.settings import load_settings
+
+    base = {"CALLOUT_CONFIG": str(CONFIG)}
+    # FastAPI's own: on by default (it then asks the global providers on every request)
+    off = create_app(load_settings(env=base))._telemetry  # type: ignore[attr-defined]
+    on = create_app(load_settings(env={**base, "CALLOUT_OPENTELEMETRY": "true"}))._telemetry  # type: ignore[attr-defined]
+    assert (off["tracing"], off["metrics"], off["logs"]) == (False, False, False)
+    assert (on["tracing"], on["metrics"], on["logs"]) == (True, True, True)
+
+
 def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
     action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     return dict(action.choices)
