@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from callout_server.phrases import (
     GlobalIntent,
@@ -31,6 +33,26 @@ def test_the_corpus_is_big_enough() -> None:
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.text)
 def test_corpus(case) -> None:  # type: ignore[no-untyped-def]
     assert intent(case.text) == case.label
+
+
+def test_the_pre_check_never_changes_a_verdict() -> None:
+    # check() skips the full look when no intent phrase can begin in the text; verdict() never
+    # skips. Over the corpus: same hits, same stops.
+    for text in [c.text for c in (*CASES, *HELD_OUT)]:
+        assert RULES.check(text) == RULES.verdict(text), text
+
+
+# Texts made of the rules' own pieces (intent phrases, context phrases, negation cues, as the
+# book holds them folded) with noise between: where a pre-check could be wrong.
+_PIECES = st.sampled_from(RULES._book.literals)
+_NOISE = st.sampled_from(["", " ", "，", "我", "了", "A", "1", "！", "不", "再", "打"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(_PIECES, _NOISE), max_size=5))
+def test_the_pre_check_agrees_on_texts_made_of_phrase_pieces(parts: list[tuple[str, str]]) -> None:
+    text = "".join(piece + noise for piece, noise in parts)
+    assert RULES.check(text) == RULES.verdict(text)
 
 
 def test_no_held_out_look_alike_is_taken_for_an_intent() -> None:

@@ -32,7 +32,7 @@ from typing import Literal
 
 from callout_server.phrases import negation as neg
 from callout_server.phrases.matcher import Found, PhraseBook
-from callout_server.phrases.normalize import Normalized, normalize
+from callout_server.phrases.normalize import Normalized, fold, normalize
 
 CONTEXT_PREFIX = "!"
 _BEFORE, _AFTER, _NOT_NEG = "\0before", "\0after", "\0not_negation"  # never an intent name
@@ -79,6 +79,9 @@ class IntentVerdict:
     stopped: tuple[Stop, ...]  # the matched phrases that did not count, in text order
 
 
+NOTHING = IntentVerdict(None, (), ())
+
+
 class IntentRules:
     """Intents and their phrases compiled once; `check` is pure and thread-safe."""
 
@@ -99,15 +102,27 @@ class IntentRules:
         entries += [(_AFTER, c) for c in negation.after]
         entries += [(_NOT_NEG, c) for c in negation.not_negation]
         self._book = PhraseBook(entries, wildcards=True)
+        # Literals that begin an intent's own phrase: a text with none of them (only negation
+        # cues, context phrases, or nothing) can have no hit and no stop.
+        self._openers = self._book.openers(set(self.order))
         #: (intent, phrase) pairs that fold to nothing and can never match
         self.ignored = [(label.removeprefix("\0context:"), text)
                         for label, text in self._book.ignored]
 
     def check(self, utterance: str) -> IntentVerdict:
+        # Most utterances name no intent: one C-speed fold and scan says so, before the
+        # character-by-character normalisation the checks need (fold == normalize().text).
+        openers = self._openers
+        if not any(lit in openers for lit, _, _ in self._book.scan(fold(utterance))):
+            return NOTHING
+        return self.verdict(utterance)
+
+    def verdict(self, utterance: str) -> IntentVerdict:
+        """`check` without its pre-check: every phrase looked at (tests compare the two)."""
         norm = normalize(utterance)
         found = self._book.search(norm)
         if not found:
-            return IntentVerdict(None, (), ())
+            return NOTHING
         by_label: dict[str, list[Found]] = {}
         for f in found:
             by_label.setdefault(f.pattern.label, []).append(f)

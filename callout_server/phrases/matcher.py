@@ -96,6 +96,13 @@ class PhraseBook:
             return []
         return self._automaton.find_matches_as_indexes(folded, overlapping=True)
 
+    def openers(self, labels: set[str]) -> frozenset[int]:
+        """The literals that begin a pattern labelled with one of `labels` (as `scan` numbers
+        them): a text in which none occurs has no occurrence of those patterns."""
+        return frozenset(lit for lit, uses in enumerate(self._uses)
+                         for index, position in uses
+                         if position == 0 and self.patterns[index].label in labels)
+
     def labels_in(self, raw: list[tuple[int, int, int]]) -> set[str]:
         """The labels whose patterns use any literal of `raw` (a cheap pre-check)."""
         return {self.patterns[p].label for lit, _, _ in raw for p, _ in self._uses[lit]}
