@@ -109,6 +109,11 @@ def _nested(_: object) -> None:
     return None  # a nested model is bounded by its own fields, not counted here
 
 
+# A list of this many nested models encodes, as check_json counts it ("[null,null,...]"),
+# within MAX_JSON_BYTES.
+_MODELS_FIT = (MAX_JSON_BYTES - 2) // len("null,")
+
+
 JsonObject = Annotated[dict[str, Any], AfterValidator(check_json)]
 
 
@@ -120,6 +125,15 @@ class RequestModel(BaseModel):
     @field_validator("*", mode="after")
     @classmethod
     def _storable(cls, value: Any) -> Any:
+        # Called for every field of every request: the common cases return without a call.
+        kind = type(value)
+        if kind is str:
+            if "\x00" not in value and value.isascii():
+                return value
+            return check_text(value)
+        if kind is list and len(value) <= _MODELS_FIT \
+                and all(isinstance(item, BaseModel) for item in value):
+            return value  # nested models bounded their own fields; depth 1, under the size
         if isinstance(value, str):
             return check_text(value)
         if isinstance(value, dict | list):
