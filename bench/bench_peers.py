@@ -286,13 +286,15 @@ def report_cell(inflight: int, cells: dict[str, Cell], paired: dict[str, Cell],
 def start_ours(port: int, upstream: str, database_url: str, workdir: str, workers: int,
                server: str, extra_env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
     """`server`: uvicorn (what `serve` runs), granian-direct or uvicorn-direct; with `@PATH`,
-    the code of another checkout at PATH (e.g. a worktree of the commit before a change)."""
+    the code of another checkout at PATH (e.g. a worktree of the commit before a change),
+    with that checkout's config.toml (an older one refuses settings it does not know)."""
     server, _, code = server.partition("@")
     env = {k: v for k, v in os.environ.items() if not k.startswith("CALLOUT_")}
     if code:
         env["PYTHONPATH"] = str(Path(code).resolve())
     env.update({
-        "CALLOUT_CONFIG": str(ROOT / "config.toml"), "CALLOUT_NLU_BASE_URL": upstream,
+        "CALLOUT_CONFIG": str((Path(code).resolve() if code else ROOT) / "config.toml"),
+        "CALLOUT_NLU_BASE_URL": upstream,
         "CALLOUT_SERVICE_TOKEN": SERVICE_TOKEN, "CALLOUT_ADMIN_TOKEN": "bench-admin-token",
         "CALLOUT_ADMIN_USER": "admin", "CALLOUT_ADMIN_PASSWORD": "bench-admin-pass",
         "CALLOUT_SECRET_KEY": "RzO0eb-wXMZ-QO0fbc3bsjBAnfDcRpmR8qhUoMrT4QA=",
