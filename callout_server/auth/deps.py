@@ -67,7 +67,9 @@ def _auth(request: Request) -> AuthService:
 
 
 def client_ip(request: Request) -> str | None:
-    return request.client.host if request.client else None
+    # The scope's (host, port), as `request.client` reads it, without building an Address.
+    client = request.scope.get("client")
+    return client[0] if client else None
 
 
 def _bearer(header: str) -> str:
