@@ -1,9 +1,9 @@
 """A vendor that writes the configuration's API key into its answer: the key goes no further.
 
 The pure part (`clean_text`, `KeyEcho`: a key split across deltas, held back only while it
-could be one), then each tier on a real socket: the NLU decision, a chat turn's events and
+could be one; `clean_tool_call`), then each tier on a real socket: the NLU decision, a chat turn's events and
 history, a script's stream, answer and draft, and the call log, with the vendor echoing the
-key of the configuration it was called with.
+key of the configuration it was called with; a chat tool call carrying it in its arguments.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ import orjson
 import pytest
 from aiohttp import web
 
-from callout_server.llm.key_echo import KeyEcho, clean_text, seen_in
+from callout_server.llm.events import ToolCall
+from callout_server.llm.key_echo import KeyEcho, clean_text, clean_tool_call, seen_in
 from callout_server.llm.masking import MASK
 from tests.fixtures.app import running_app
 from tests.fixtures.database import ADMIN_HEADERS, SERVICE_HEADERS, reset_tables
@@ -65,6 +66,25 @@ def test_chinese_text_is_never_held_back() -> None:
     for delta in ("好的，", "我帮您", "查一下。"):
         assert echo.push(delta) == delta
     assert echo.flush() == ""
+
+
+def test_a_tool_call_is_cleaned_in_name_arguments_and_raw_text() -> None:
+    clean = ToolCall("call_1", "lookup_order", {"order_id": "A1", "n": [1, 2.5, None]},
+                     '{"order_id": "A1", "n": [1, 2.5, null]}')
+    assert clean_tool_call(clean, KEY) is clean
+    leaky = ToolCall("call_2", f"lookup_{KEY}",
+                     {"order_id": f"A1 {KEY}", KEY: {"deep": [f"x{KEY}y", 3]}},
+                     orjson.dumps({"order_id": f"A1 {KEY}"}).decode())
+    cleaned = clean_tool_call(leaky, KEY)
+    assert cleaned.call_id == "call_2"
+    for text in (cleaned.name, orjson.dumps(cleaned.arguments).decode(), cleaned.raw_arguments):
+        assert longest_leak(text) < 10 and MASK in text, text
+    [deep] = [v for k, v in cleaned.arguments.items() if k != "order_id"]  # its key masked
+    assert deep["deep"][1] == 3
+    # Written with \u escapes, the key shows only once the arguments are parsed.
+    escaped = "".join(f"\\u{ord(c):04x}" for c in KEY)
+    hidden = ToolCall("call_3", "lookup_order", {"order_id": KEY}, f'{{"order_id": "{escaped}"}}')
+    assert longest_leak(orjson.dumps(clean_tool_call(hidden, KEY).arguments).decode()) < 10
 
 
 # -- every tier, the vendor echoing the key it was sent --------------------------------------
@@ -152,3 +172,40 @@ async def test_no_tier_speaks_returns_or_stores_the_key(app) -> None:
     records = (await app.get("/api/admin/diagnostics", headers=ADMIN_HEADERS)).json()["items"]
     assert {r["tier"] for r in records} == {"nlu", "chat", "script"}
     _no_key(records)
+
+
+TOOL = {"type": "function", "name": "lookup_order", "description": "查询订单",
+        "parameters": {"type": "object", "properties": {"order_id": {"type": "string"}}}}
+
+
+async def tool_vendor(request: web.Request) -> web.StreamResponse:
+    """Streams a tool call whose arguments carry the bearer key it was sent."""
+    key = request.headers["Authorization"].removeprefix("Bearer ")
+    arguments = orjson.dumps({"order_id": f"A1-{key}"}).decode()
+    chunks = [
+        {"choices": [{"index": 0, "delta": {"content": "我查一下。"}, "finish_reason": None}]},
+        {"choices": [{"index": 0, "delta": {"tool_calls": [{
+            "index": 0, "id": "call_1", "type": "function",
+            "function": {"name": "lookup_order", "arguments": arguments[:12]}}]},
+            "finish_reason": None}]},
+        {"choices": [{"index": 0, "delta": {"tool_calls": [{
+            "index": 0, "function": {"arguments": arguments[12:]}}]}, "finish_reason": None}]},
+        {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+    ]
+    body = b"".join(b"data: " + orjson.dumps(c) + b"\n\n" for c in chunks) + b"data: [DONE]\n\n"
+    return web.Response(body=body, content_type="text/event-stream")
+
+
+async def test_a_tool_calls_arguments_never_carry_the_key(app, upstream) -> None:
+    upstream.reply = tool_vendor
+    r = await app.post("/api/chat/sessions", headers=SERVICE_HEADERS,
+                       json={"call_id": "k2", "tools": [TOOL]})
+    assert r.status_code == 201, r.text
+    async with app.stream("POST", "/api/chat/sessions/k2/turns", headers=SERVICE_HEADERS,
+                          json={"turn_id": "t1", "text": "订单呢"}) as s:
+        events = [orjson.loads(line[5:]) async for line in s.aiter_lines()
+                  if line.startswith("data:")]
+    [call] = [e for e in events if e.get("name") == "lookup_order"]
+    assert call["arguments"]["order_id"].startswith("A1-") and MASK in call["arguments"]["order_id"]
+    _no_key(events)
+    _no_key((await app.get("/api/chat/sessions/k2", headers=SERVICE_HEADERS)).json())

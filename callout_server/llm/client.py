@@ -42,7 +42,7 @@ from callout_server.llm.config import LLMConfig
 from callout_server.llm.diagnostics import Diagnostic
 from callout_server.llm.errors import LLMCallError
 from callout_server.llm.events import Finish, ToolCall, Usage
-from callout_server.llm.key_echo import clean_text
+from callout_server.llm.key_echo import clean_text, clean_tool_call
 from callout_server.llm.lane import Lane
 from callout_server.llm.request import LLMRequest
 from callout_server.llm.request_body import build_request
@@ -207,7 +207,7 @@ class LLMClient:
         return Completion(
             text=clean_text(answer.text, key),  # a key the vendor wrote back: **** (key_echo)
             reasoning=clean_text(answer.reasoning, key),
-            tool_calls=answer.tool_calls,
+            tool_calls=[clean_tool_call(call, key) for call in answer.tool_calls],
             usage=answer.usage or Usage(),
             finish_reason=finish.reason,
             latency_ms=latency_ms,

@@ -4,11 +4,14 @@
     echo = KeyEcho(key)                    # one per streamed text
     echo.push(delta) -> str                # what may be sent now ("" while a trace may start)
     echo.flush()     -> str                # the rest, at the end of the answer
-    answer = AnswerEcho(key)               # a stream's text and reasoning, as events
+    clean_tool_call(call, key)             -> the call with every trace in its name and
+                                              arguments (keys and values) as ****
+    answer = AnswerEcho(key)               # a stream's text, reasoning and tool calls
     answer.event(TextDelta(...)) -> event | None;  answer.held() -> events before Finish
 
 The shared client applies it where an answer is read, once for every tier: `complete()`
-cleans the whole text and reasoning, `LLMStream` each delta before its consumer sees it, so
+cleans the whole text, reasoning and tool calls, `LLMStream` each delta and each tool call
+before its consumer sees it, so
 what is spoken, returned, stored (chat history, script drafts, NLU decisions) and recorded
 (the call log's excerpts) is the cleaned text. What counts as a trace is `masking.scrub`'s
 rule (a run of 10 or more characters of the key's secret part, the whole key included; a
@@ -23,9 +26,13 @@ held, a Latin letter or digit sometimes is, until the next delta.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import lru_cache
+from typing import Any
 
-from callout_server.llm.events import Event, ReasoningDelta, TextDelta
+import orjson
+
+from callout_server.llm.events import Event, ReasoningDelta, TextDelta, ToolCall
 from callout_server.llm.masking import MIN_RUN, scrub, secret_part
 
 SEED = 5
@@ -59,6 +66,33 @@ def seen_in(text: str, key: str) -> bool:
 def clean_text(text: str, key: str) -> str:
     """`text` without any trace of `key`; the same object when there is none."""
     return scrub(text, key) if text and key and _seen(text, _seeds(key)[1]) else text
+
+
+def clean_tool_call(call: ToolCall, key: str) -> ToolCall:
+    """`call` without any trace of `key` in its name, arguments or raw arguments (a tool
+    call's arguments reach the caller as they are, a `tool_call` event or the answer's
+    `tool_calls`); the same object when there is none."""
+    if not key:
+        return call
+    seeds = _seeds(key)[1]
+    # The parsed arguments as orjson writes them (no escapes but quotes, backslashes and
+    # control characters): a key decoded from `\u` escapes in the raw text shows here.
+    shown = orjson.dumps(call.arguments, default=str).decode()
+    if not (_seen(call.name, seeds) or _seen(call.raw_arguments, seeds) or _seen(shown, seeds)):
+        return call
+    return replace(call, name=clean_text(call.name, key),
+                   arguments=_clean_value(call.arguments, key),
+                   raw_arguments=clean_text(call.raw_arguments, key))
+
+
+def _clean_value(value: Any, key: str) -> Any:
+    if isinstance(value, str):
+        return clean_text(value, key)
+    if isinstance(value, dict):
+        return {clean_text(str(k), key): _clean_value(v, key) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean_value(v, key) for v in value]
+    return value
 
 
 class KeyEcho:
@@ -106,9 +140,10 @@ class KeyEcho:
 class AnswerEcho:
     """A streamed answer's text and reasoning deltas, cleaned (LLMStream's consumer side)."""
 
-    __slots__ = ("_reasoning", "_text")
+    __slots__ = ("_key", "_reasoning", "_text")
 
     def __init__(self, key: str) -> None:
+        self._key = key
         self._text = KeyEcho(key)
         self._reasoning = KeyEcho(key)
 
@@ -118,6 +153,8 @@ class AnswerEcho:
             text = self._text.push(event.text)
         elif isinstance(event, ReasoningDelta):
             text = self._reasoning.push(event.text)
+        elif isinstance(event, ToolCall):
+            return clean_tool_call(event, self._key)
         else:
             return event
         if text is event.text:
