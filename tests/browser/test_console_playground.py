@@ -1,5 +1,5 @@
 """The playground tries any configuration of the tier, with deadline, context and instructions,
-copies the call as curl, and records it as `source: "playground"` (Chromium, real server,
+copies the call as curl (on every tab: the commands run as they are shown), and records it as `source: "playground"` (Chromium, real server,
 both languages)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import httpx
 from playwright.sync_api import expect
 
 from tests.browser.conftest import login, shot
-from tests.fixtures.database import ADMIN_HEADERS, llm_config_body
+from tests.fixtures.database import ADMIN_HEADERS, SERVICE_HEADERS, llm_config_body
 
 LABELS = {
     "zh": {"config": "配置", "deadline": "截止时间（毫秒）", "context": "上下文",
@@ -38,6 +38,29 @@ def _wait_records(base: str, count: int, **params: Any) -> list[dict[str, Any]]:
         if len(found) >= count or time.monotonic() > deadline:
             return found
         time.sleep(0.1)
+
+
+def _calls(shown: str) -> list[tuple[str, dict[str, Any], bool]]:
+    """(URL, body, streamed) of each curl command shown, as a shell would send them."""
+    calls = []
+    for command in shown.split("\n\n"):
+        url = command.split("-X POST '", 1)[1].split("'", 1)[0]
+        body = json.loads(command.split("-d '", 1)[1].rsplit("'", 1)[0].replace("'\\''", "'"))
+        assert "$CALLOUT_SERVICE_TOKEN" in command, command
+        streamed = " -N " in command
+        assert streamed == ("Accept: text/event-stream" in command), command
+        calls.append((url, body, streamed))
+    return calls
+
+
+def _run(calls: list[tuple[str, dict[str, Any], bool]]) -> list[httpx.Response]:
+    """Each call sent with the service token; a streamed one read to its end."""
+    answers = []
+    with httpx.Client(headers=SERVICE_HEADERS, timeout=30) as dialer:
+        for url, body, streamed in calls:
+            headers = {"Accept": "text/event-stream"} if streamed else {}
+            answers.append(dialer.post(url, json=body, headers=headers))
+    return answers
 
 
 def _try_out(page: Any, lang: str, name: str) -> None:
@@ -98,6 +121,28 @@ def test_the_playground_tries_another_configuration_in_both_languages(
     panel.locator("[data-testid=turn-end][data-reason=completed]").last.wait_for(timeout=30_000)
     chats = _wait_records(base, 1, source="playground", model=chat_model)
     assert [r["config_id"] for r in chats] == [chat_candidate], chats
+    # The dialer's two calls for a new phone call: open its session, then a streamed turn.
+    panel.get_by_role("button", name="复制为 curl").click()
+    session, turn = _calls(panel.get_by_test_id("pg-curl").inner_text())
+    assert session[0].endswith("/api/chat/sessions") and not session[2]
+    assert turn[0] == f"{session[0]}/{session[1]['call_id']}/turns" and turn[2]
+    panel.get_by_label("你的消息").fill("订单到哪了")  # what is typed is what the turn says
+    panel.get_by_role("button", name="复制为 curl").click()
+    session, turn = _calls(panel.get_by_test_id("pg-curl").inner_text())
+    assert turn[1]["text"] == "订单到哪了" and turn[1]["output"] == "audio"
+    opened, turned = _run([session, turn])
+    assert opened.status_code == 201, opened.text
+    assert turned.status_code == 200 and "event: end" in turned.text, turned.text
+
+    # The script tab: one streamed call to the dialer's route.
+    page.get_by_role("tab", name="话术生成").click()
+    panel = page.locator("[role=tabpanel]:visible")
+    panel.get_by_role("button", name="复制为 curl").click()
+    [script] = _calls(panel.get_by_test_id("pg-curl").inner_text())
+    assert script[0].endswith("/api/scripts/generate") and script[2]
+    assert script[1]["stream"] is True and script[1]["brief"]
+    [generated] = _run([script])
+    assert generated.status_code == 200 and "event: end" in generated.text, generated.text
     page.get_by_role("tab", name="NLU 决策").click()
 
     page.get_by_role("button", name="English").click()

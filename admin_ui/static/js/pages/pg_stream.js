@@ -3,7 +3,7 @@ import { post, request } from "../api.js";
 import { fmtNum, labelOf, t } from "../i18n.js";
 import { readSse } from "../sse.js";
 import { badge, diagnosticBox, errorBanner, field, h, jsonBlock, randomId, replace, setBusy } from "../ui.js";
-import { configPicker } from "./pg_tools.js";
+import { configPicker, curlButton } from "./pg_tools.js";
 
 // An end reason in the console's language ("completed" -> 已完成); the reason stays in data-reason.
 const endText = (reason) => t("end_reason", { reason: labelOf("end_", reason) });
@@ -28,6 +28,16 @@ export function renderChat(panel) {
   const cancelBtn = h("button", { type: "button", class: "btn btn-danger", disabled: true, onclick: cancel, "data-testid": "barge-in" }, t("barge_in"));
   const status = h("div", { class: "form-status", role: "alert" });
   const composer = h("form", { class: "composer" }, msg.row, h("div", { class: "composer-actions" }, sendBtn, cancelBtn));
+  // The dialer's two calls for a new phone call: open its session, then a turn read as it
+  // streams (with the active configuration, as the dialer's calls get).
+  const curl = curlButton(() => {
+    const id = `call-${randomId(8)}`;
+    return [
+      { path: "/api/chat/sessions", body: { call_id: id, system_prompt: sys.input.value } },
+      { path: `/api/chat/sessions/${encodeURIComponent(id)}/turns`, stream: true,
+        body: { turn_id: "t1", text: msg.input.value.trim() || t("sample_chat_text"), output: output.input.value } },
+    ];
+  });
 
   async function start() {
     if (inflight) return;
@@ -120,7 +130,8 @@ export function renderChat(panel) {
   }
 
   panel.append(h("div", { class: "pg-grid pg-chat" },
-    h("div", { class: "panel" }, sys.row, output.row, config.row, h("div", { class: "form-actions" }, startBtn), sessionInfo, status),
+    h("div", { class: "panel" }, sys.row, output.row, config.row,
+      h("div", { class: "form-actions" }, startBtn, curl.button, curl.note), curl.out, sessionInfo, status),
     h("div", { class: "panel chat-panel" }, transcript, composer)));
   return () => { inflight?.controller.abort(); };
 }
@@ -138,7 +149,13 @@ export function renderScript(panel) {
   let timer = null;
 
   const config = configPicker("script");
-  const form = h("form", { class: "pg-form" }, brief.row, config.row, h("div", { class: "form-actions" }, genBtn, stopBtn));
+  const curl = curlButton(() => {
+    const text = brief.input.value.trim();
+    brief.setError(text ? "" : t("required"));
+    return text ? [{ path: "/api/scripts/generate", body: { brief: text, stream: true }, stream: true }] : null;
+  });
+  const form = h("form", { class: "pg-form" }, brief.row, config.row,
+    h("div", { class: "form-actions" }, genBtn, stopBtn, curl.button, curl.note), curl.out);
   stopBtn.addEventListener("click", () => controller?.abort());
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();

@@ -19,23 +19,26 @@ export function configPicker(tier) {
 }
 
 // The same call as the dialer makes it, for a shell: the service token from the environment.
-export function curlOf(path, body) {
+// A streamed call (`stream`) is read as it comes (-N) and asks for server-sent events.
+export function curlOf(path, body, { stream = false } = {}) {
   const json = JSON.stringify(body).replaceAll("'", "'\\''");
-  return `curl -sS -X POST '${location.origin}${path}' \\\n` +
+  return `curl -sS${stream ? " -N" : ""} -X POST '${location.origin}${path}' \\\n` +
     "  -H \"Authorization: Bearer $CALLOUT_SERVICE_TOKEN\" \\\n" +
     "  -H 'Content-Type: application/json' \\\n" +
+    (stream ? "  -H 'Accept: text/event-stream' \\\n" : "") +
     `  -d '${json}'`;
 }
 
-// A button that copies `build()`'s command and shows it (selectable where the clipboard is refused).
-export function curlButton(path, build) {
+// A button that copies the commands of `build()`'s calls ([{path, body, stream?}], null when
+// the form is not valid) and shows them (selectable where the clipboard is refused).
+export function curlButton(build) {
   const out = h("pre", { class: "code-block curl", hidden: true, "data-testid": "pg-curl", tabindex: "0" });
   const note = h("span", { class: "muted", role: "status" });
   const button = h("button", { type: "button", class: "btn btn-sm", "data-testid": "pg-copy-curl",
     onclick: async () => {
-      const body = build();
-      if (!body) return;
-      out.textContent = curlOf(path, body);
+      const calls = build();
+      if (!calls) return;
+      out.textContent = calls.map((c) => curlOf(c.path, c.body, c)).join("\n\n");
       out.hidden = false;
       try { await navigator.clipboard.writeText(out.textContent); note.textContent = t("pg_curl_copied"); }
       catch { note.textContent = t("pg_curl_select"); }

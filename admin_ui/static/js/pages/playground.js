@@ -69,7 +69,7 @@ function renderNlu(panel) {
   const result = h("div", { class: "result", "aria-live": "polite", "data-testid": "nlu-result" },
     h("p", { class: "empty result-empty" }, t("nlu_result_empty")));
   const submit = h("button", { type: "submit", class: "btn btn-primary" }, t("decide"));
-  const curl = curlButton("/api/nlu/decide", () => buildBody());
+  const curl = curlButton(() => { const body = buildBody(); return body && [{ path: "/api/nlu/decide", body }]; });
 
   const refreshFallback = () => {
     const cur = fallback.input.value;
