@@ -76,14 +76,14 @@ def _try_out(page: Any, lang: str, name: str) -> None:
     panel.get_by_role("button", name=words["decide"]).click()
     expect(page.get_by_test_id("nlu-json")).to_contain_text('"intent": "agree"', timeout=30_000)
     panel.get_by_role("button", name=words["curl"]).click()
-    curl = page.get_by_test_id("pg-curl")
+    curl = panel.get_by_test_id("pg-curl")
     expect(curl).to_be_visible()
     command = curl.inner_text()
     assert "/api/nlu/decide" in command and "$CALLOUT_SERVICE_TOKEN" in command, command
     body = json.loads(command.split("-d '", 1)[1].rsplit("'", 1)[0].replace("'\\''", "'"))
     assert body["deadline_ms"] == 8000 and body["instructions"] == "只判断是否同意"
     assert body["context"][0]["role"] == "assistant", body
-    note = page.locator(".form-actions [role=status]").first.inner_text()
+    note = panel.locator(".form-actions [role=status]").first.inner_text()
     assert note.startswith(words["copied"]), note
 
 
