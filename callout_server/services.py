@@ -280,7 +280,7 @@ class Services:
             ups, lambda: store.current.route_for("script"), self.drafts, self.recorder, locale))
         self.chat = self._provide(ChatService(
             ups, lambda: store.current.route_for("chat"), s.chat, self.recorder, locale,
-            lexicons=lambda: store.current.section(LEXICONS)))
+            lexicons=lambda: store.current.section(LEXICONS), split=self.split.chooser("chat")))
         self.closing.on_begin(self.chat.end_all)  # SIGTERM: turns end `cancelled` at once
         await self._share_chat_sessions()
         await self.chat.start()

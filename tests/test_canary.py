@@ -1,7 +1,8 @@
 """Canary rollout over HTTP, in one worker on PostgreSQL with the emulator as the models:
 start (validation, one per tier, roles), the split by call_id with records carrying their
 side, figures per side, stop, promote (the candidate activated), the in_use guard, and the
-automatic rollback. Two workers: tests/test_canary_workers.py."""
+automatic rollback; a chat canary (every turn of a call on one side, rolled back on errors).
+Two workers: tests/test_canary_workers.py."""
 
 from __future__ import annotations
 
@@ -10,11 +11,13 @@ import time
 from typing import Any
 
 import httpx
+import orjson
 
 from callout_server.canary.figures import agreement, crossed, side
 from callout_server.canary.repository import _quantile
 from callout_server.canary.split import bucket, on_canary
-from tests.fixtures.database import ADMIN_HEADERS, llm_config_body
+from tests.fixtures.app import running_app
+from tests.fixtures.database import ADMIN_HEADERS, SERVICE_HEADERS, llm_config_body, reset_tables
 from tests.fixtures.people import People
 from tests.support.nlu import answer, decide, nlu_app
 from tests.test_nlu_decide import records
@@ -99,9 +102,10 @@ async def test_start_split_stop_and_what_is_refused(make_settings: Any, pg_url: 
             r = await client.post(CANARIES, headers=ADMIN_HEADERS, json=body)
             assert r.status_code == 422, (body, r.text)
             assert field in r.text, (field, r.text)
-        chat = await _candidate(client, emulator, cand, name="chat-one", tier="chat")
-        r = await _start(client, chat["id"])
+        script = await _candidate(client, emulator, cand, name="script-one", tier="script")
+        r = await _start(client, script["id"])  # a script belongs to no phone call to split
         assert r.status_code == 422 and r.json()["error"]["fields"][0]["field"] == "candidate_id"
+        assert r.json()["error"]["fields"][0]["code"] == "canary_tier_unsupported"
         assert (await client.get(CANARIES, headers=ADMIN_HEADERS)).json()["items"] == []
 
         r = await _start(client, candidate["id"], 50)
@@ -242,3 +246,100 @@ async def test_the_canary_rolls_back_by_itself_when_a_limit_is_crossed(
                                   params={"action": "canary"})).json()["items"]
         assert trail[0]["action"] == "canary.rollback"
         assert trail[0]["detail"]["reason"]["limit"] == "fallback_rate"
+
+
+# -- the chat tier ----------------------------------------------------------------------------
+
+async def _spoken(client: httpx.AsyncClient, call_id: str, turn_id: str) -> tuple[str, str]:
+    """(what the turn said, its end reason)."""
+    async with client.stream("POST", f"/api/chat/sessions/{call_id}/turns",
+                             headers=SERVICE_HEADERS,
+                             json={"turn_id": turn_id, "text": "你好", "output": "text"}) as s:
+        datas = [orjson.loads(line[5:]) async for line in s.aiter_lines()
+                 if line.startswith("data:")]
+    return "".join(d.get("text", "") for d in datas), datas[-1].get("reason", "")
+
+
+def _chat_app(make_settings: Any, model: str, emulator: Any, **settings: Any) -> Any:
+    return running_app(make_settings(**{
+        "llm.chat.base_url": emulator.base_url("vllm"), "llm.chat.model": model,
+        "redis.poll_interval_s": 3600, **settings}), streaming=True)
+
+
+FAST = {"token_delay_ms": 0, "ttft_ms": 0}
+
+
+async def test_a_chat_canary_keeps_every_turn_of_a_call_on_one_side(
+        make_settings: Any, pg_url: str, emulator: Any) -> None:
+    active, cand = emulator.unique_model("qwen2.5-7b"), emulator.unique_model("qwen2.5-7b")
+    await emulator.script(active, {"content": "现在的模型。", **FAST})
+    await emulator.script(cand, {"content": "候选的模型。", **FAST})
+    await reset_tables(pg_url)
+    async with _chat_app(make_settings, active, emulator) as client:
+        candidate = await _candidate(client, emulator, cand, tier="chat", name="chat-candidate")
+        r = await _start(client, candidate["id"], 50, max_error_rate=0.5)
+        assert r.status_code == 201, r.text
+        canary = r.json()
+        assert (canary["tier"], canary["status"]) == ("chat", "running")
+        said: dict[str, set[str]] = {}
+        for i in range(16):
+            call_id = f"chat-call-{i}"
+            r = await client.post("/api/chat/sessions", headers=SERVICE_HEADERS,
+                                  json={"call_id": call_id})
+            assert r.status_code == 201, r.text
+            for turn in ("t1", "t2"):
+                text, reason = await _spoken(client, call_id, turn)
+                assert reason == "completed", (call_id, turn, text)
+                said.setdefault(call_id, set()).add(text)
+        assert all(len(texts) == 1 for texts in said.values()), said
+        assert {next(iter(t)) for t in said.values()} == {"现在的模型。", "候选的模型。"}
+        recs = await records(client, tier="chat", limit=100)
+        by_call = {x["call_id"]: x["variant"] for x in recs}
+        assert len(by_call) == 16
+        for call_id, variant in by_call.items():
+            assert said[call_id] == ({"候选的模型。"} if variant == "canary" else {"现在的模型。"})
+        status = (await client.get(f"{CANARIES}/{canary['id']}", headers=ADMIN_HEADERS)).json()
+        on_canary = sum(1 for v in by_call.values() if v == "canary")
+        assert status["figures"]["canary"]["calls"] == 2 * on_canary
+        assert status["figures"]["active"]["calls"] == 2 * (16 - on_canary)
+        assert status["figures"]["canary"]["codes"] == {"ok": 2 * on_canary}
+        assert status["figures"]["agreement"]["intent"] is None  # no intents in a chat
+        r = await client.post(f"{CANARIES}/{canary['id']}/promote", headers=ADMIN_HEADERS)
+        assert r.status_code == 200 and r.json()["status"] == "promoted", r.text
+        r = await client.post("/api/chat/sessions", headers=SERVICE_HEADERS,
+                              json={"call_id": "after-promote"})
+        assert (await _spoken(client, "after-promote", "t1"))[0] == "候选的模型。"
+
+
+async def test_a_chat_canary_whose_model_fails_rolls_back(
+        make_settings: Any, pg_url: str, emulator: Any) -> None:
+    active, cand = emulator.unique_model("qwen2.5-7b"), emulator.unique_model("qwen2.5-7b")
+    await emulator.script(active, {"content": "现在的模型。", **FAST})
+    await emulator.script(cand, {"status": 503, "error_body": {"error": {"message": "down"}}})
+    await reset_tables(pg_url)
+    async with _chat_app(make_settings, active, emulator, **{
+            "canary.check_interval_s": 0.2, "diagnostics.flush_interval_s": 0.1}) as client:
+        candidate = await _candidate(client, emulator, cand, tier="chat", name="chat-broken")
+        canary = (await _start(client, candidate["id"], 50, min_calls=3,
+                               max_error_rate=0.5)).json()
+        url = f"{CANARIES}/{canary['id']}"
+
+        async def rolled_back() -> bool:
+            for i in range(4):
+                call_id = f"r-{time.monotonic_ns()}-{i}"
+                r = await client.post("/api/chat/sessions", headers=SERVICE_HEADERS,
+                                      json={"call_id": call_id})
+                assert r.status_code == 201, r.text
+                await _spoken(client, call_id, "t1")
+            return (await client.get(url, headers=ADMIN_HEADERS)).json()["status"] != "running"
+
+        await _wait(rolled_back, timeout_s=20)
+        status = (await client.get(url, headers=ADMIN_HEADERS)).json()
+        assert status["status"] == "rolled_back", status
+        assert status["reason"]["limit"] in ("fallback_rate", "error_rate")
+        assert status["figures"]["canary"]["error_rate"] > 0.5
+        for i in range(6):  # every call back on the active configuration
+            call_id = f"after-{i}"
+            await client.post("/api/chat/sessions", headers=SERVICE_HEADERS,
+                              json={"call_id": call_id})
+            assert await _spoken(client, call_id, "t1") == ("现在的模型。", "completed")

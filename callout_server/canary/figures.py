@@ -2,7 +2,7 @@
 
 Compared the way shadow evaluation compares (callout_server/evaluation/): decisions, the
 share of fallbacks (decisions the model did not give: the dialer got its fallback intent,
-or an error without one), the share of errors (the endpoints failed: timeouts, upstream and
+or an error without one; a chat turn: one the model did not answer), the share of errors (the endpoints failed: timeouts, upstream and
 connect errors, an answer too large), the codes, p50/p95 latency, and agreement where both
 sides answered the same node. The calls are different phone calls, so agreement is
 distributional: per node, the overlap of the two sides' intent shares (sum of the smaller
@@ -21,7 +21,8 @@ from callout_server.canary.schemas import Agreement, Figures, SideFigures
 # Decisions whose endpoints failed (the rest of the non-ok codes are the model's answers).
 ERROR_CODES = frozenset({"timeout", "deadline_exceeded", "upstream_error", "connect_error",
                          "response_too_large"})
-NOT_FALLBACK = frozenset({"ok", "cancelled"})  # a hang-up is nobody's failure
+# A hang-up, a barge-in (a chat turn cut or superseded by the customer): nobody's failure.
+NOT_FALLBACK = frozenset({"ok", "cancelled", "superseded"})
 SIDES = ("active", "canary")
 LIMITS = (("fallback_rate", "max_fallback_rate"), ("error_rate", "max_error_rate"),
           ("p95_ms", "max_p95_ms"))

@@ -45,7 +45,8 @@ from callout_server.config.secrets import SecretBox, SecretDecryptError
 from callout_server.config.service import ConfigService
 from callout_server.db.base import utcnow
 
-SUPPORTED_TIERS = frozenset({"nlu"})
+# Split by call_id: a script request belongs to no phone call.
+SUPPORTED_TIERS = frozenset({"nlu", "chat"})
 # Who ends a canary whose limit was crossed (the audit trail's actor).
 MONITOR = Actor("canary-monitor", "token")
 

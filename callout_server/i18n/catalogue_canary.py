@@ -20,8 +20,10 @@ CANARY_MESSAGES: dict[str, tuple[str, str]] = {
     "canary_candidate_active": ("模型配置 {config_id} 已是 {tier} 层的生效配置；灰度发布的候选须是另一个配置",
                                 "model configuration {config_id} already serves the {tier} "
                                 "tier; a canary's candidate is another configuration"),
-    "canary_tier_unsupported": ("{tier} 层暂不支持灰度发布（目前只支持意图识别层）",
-                                "canaries are not supported on the {tier} tier yet (nlu only)"),
+    "canary_tier_unsupported": ("{tier} 层不支持灰度发布：话术生成请求不属于某通电话，无法按 call_id 分流"
+                                "（支持意图识别层和对话层）",
+                                "no canary on the {tier} tier: a script request belongs to no "
+                                "phone call to split by call_id (nlu and chat only)"),
     "canary_candidate_unusable": ("模型配置 {config_id} 的 API 密钥无法解密，不能用作候选",
                                   "the API key of model configuration {config_id} cannot be "
                                   "decrypted; it cannot be a candidate"),

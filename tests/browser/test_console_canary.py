@@ -4,7 +4,8 @@ An operator starts a canary from a configuration row, sees both sides' figures f
 live calls arrive, finds the banner on the models page, and promotes it (in Chinese); a
 second canary, started from an evaluation report's button, is stopped in English (after a
 422 shown on its field); a viewer
-reads a canary without its buttons; a rolled-back canary says why. Screenshots:
+reads a canary without its buttons; a rolled-back canary says why; a chat configuration
+offers a canary (its dialog says what a chat fallback is), a script one none. Screenshots:
 test-artifacts/screenshots/real-06-canary-*.png.
 """
 
@@ -157,3 +158,31 @@ def test_a_viewer_reads_a_canary_without_its_buttons(page: Any, console_server: 
     expect(detail.get_by_test_id("canary-status")).to_have_text("进行中")
     expect(detail.get_by_test_id("canary-promote")).to_have_count(0)
     expect(detail.get_by_test_id("canary-stop")).to_have_count(0)
+
+
+def test_a_chat_configuration_offers_a_canary_a_script_one_none(
+        page: Any, console_server: str, emulator: Any) -> None:
+    base = console_server
+    _config(base, emulator, "cand-chat", "您好。", tier="chat")
+    _config(base, emulator, "cand-script", "【开场白】", tier="script")
+    login(page, base)
+    config_row(page, "cand-script").wait_for()
+    expect(config_row(page, "cand-script").get_by_role("button", name="编辑: cand-script")).to_be_visible()
+    expect(config_row(page, "cand-script").get_by_role(
+        "button", name="以此配置开始灰度发布: cand-script")).to_have_count(0)
+    config_row(page, "cand-chat").get_by_role(
+        "button", name="以此配置开始灰度发布: cand-chat").click()
+    dlg = page.get_by_test_id("canary-dialog")
+    expect(dlg).to_contain_text("顾客打断不算")  # what a chat turn's fallback is
+    dlg.get_by_label("灰度比例（%）").fill("20")
+    dlg.get_by_label("最少调用数").fill("1000")
+    dlg.get_by_test_id("canary-submit").click()
+    page.wait_for_url("**#/ai/canaries?id=*")
+    detail = page.get_by_test_id("canary-detail")
+    expect(detail.get_by_test_id("canary-status")).to_have_text("进行中")
+    canary_id = page.url.rsplit("=", 1)[1]
+    with httpx.Client(base_url=base, headers=ADMIN_HEADERS, timeout=30) as c:
+        canary = c.get(f"/api/admin/canaries/{canary_id}").json()
+        assert (canary["tier"], canary["candidate"]["name"]) == ("chat", "cand-chat")
+        assert c.post(f"/api/admin/canaries/{canary_id}/stop").status_code == 200
+    assert page.errors == []  # type: ignore[attr-defined]

@@ -79,8 +79,11 @@ class ChatService:
         recorder: Recorder = NULL_RECORDER,
         locale: Locale = "zh",
         lexicons: Callable[[], LexiconBook] = lambda: EMPTY,  # the live ones (memory only)
+        split: Callable[[Route, str | None], Route] | None = None,
     ) -> None:
         self._lexicons = lexicons
+        # A running canary's split (canary/split.py): the route for a call's call_id.
+        self._split = split
         self._upstreams = llm if isinstance(llm, Upstreams) else Upstreams(llm)
         self._active_config = active_config
         self.settings = settings
@@ -287,7 +290,7 @@ class ChatService:
 
         def open_stream() -> PoolStream:
             # Inside the producer: a failing config lookup ends the stream with `error`.
-            route = session.route or Route.of(self._active_config())
+            route = session.route or self._live_route(session.call_id)
             req = session.overrides.apply(session.history.to_messages(), tools=session.tools,
                                           default_thinking=THINKING_DEFAULT["chat"])
             if req.timeout_s is None:
@@ -310,6 +313,12 @@ class ChatService:
         run.start()
         return run
 
+    def _live_route(self, call_id: str) -> Route:
+        """The active configuration's route, or a running canary's for this call: every
+        turn of one phone call (and its compaction) on the same side, on any worker."""
+        route = Route.of(self._active_config())
+        return route if self._split is None else self._split(route, call_id)
+
     def _ended(self, session: ChatSession, run: TurnRun) -> None:
         session.release(run)
         if self.shared is not None:
@@ -322,7 +331,7 @@ class ChatService:
             session = self.sessions.get(call_id)
             if session is None:  # deleted meanwhile: the history discards the result anyway
                 raise RuntimeError("chat session closed")
-            route = session.route or Route.of(self._active_config())
+            route = session.route or self._live_route(session.call_id)
             # The session's dialect switches (thinking, extra_params) apply; size and
             # temperature are the summary's own.
             req = dataclasses.replace(

@@ -15,7 +15,7 @@ const ms = (x) => (x === null || x === undefined ? "—" : `${fmtNum(x, 1)} ms`)
 
 export const canaryStatus = (s) => badge(t(`canary_status_${s}`), STATUS_KIND[s] || "neutral", { "data-testid": "canary-status" });
 
-/** The "start canary" dialog for a stored, inactive nlu configuration. */
+/** The "start canary" dialog for a stored, inactive nlu or chat configuration. */
 export async function openStartCanary(config, navigate) {
   const opener = document.activeElement;
   const titleId = nextId("canary");
@@ -24,7 +24,8 @@ export async function openStartCanary(config, navigate) {
   const fields = {
     percent: num(t("canary_percent"), "percent", "5", t("canary_percent_hint"), { min: 0.01, max: 100, step: 0.01 }),
     min_calls: num(t("canary_min_calls"), "min_calls", "200", t("canary_min_calls_hint"), { min: 1, step: 1 }),
-    max_fallback_rate: num(t("canary_max_fallback_pct"), "max_fallback_rate", "5", null, { min: 0, max: 100, step: 0.1 }),
+    max_fallback_rate: num(t("canary_max_fallback_pct"), "max_fallback_rate", "5",
+      config.tier === "chat" ? t("canary_fallback_hint_chat") : null, { min: 0, max: 100, step: 0.1 }),
     max_error_rate: num(t("canary_max_error_pct"), "max_error_rate", "2", null, { min: 0, max: 100, step: 0.1 }),
     max_p95_ms: num(t("canary_max_p95_ms"), "max_p95_ms", "", t("canary_limit_blank"), { min: 1, step: 1 }),
   };

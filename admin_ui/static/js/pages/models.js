@@ -101,6 +101,8 @@ export function render(main, ctx) {
       "aria-label": `${LONG[label] ?? label}: ${c.name}`, title: LONG[label] ?? null, onclick: (ev) => fn(ev.currentTarget) }, label);
     // Running an evaluation calls a model: an operator's, like test connection.
     const evaluable = canEdit && c.tier === "nlu" && !c.is_active;
+    // A canary splits phone calls by call_id: the NLU and chat tiers (a script belongs to no call).
+    const canaryable = canEdit && (c.tier === "nlu" || c.tier === "chat") && !c.is_active;
     return h("tr", { "data-config-id": c.id, class: c.is_active ? "row-active" : "" },
       h("th", { scope: "row" }, h("div", { class: "cell-name" }, c.name), h("div", { class: "cell-sub mono truncate", title: c.base_url }, c.base_url),
         poolSummary(c)),
@@ -120,7 +122,7 @@ export function render(main, ctx) {
           : act("activate", t("activate"), (b) => activate(c, b)), c.is_active ? t("activate") : t("deactivate")),
         canEdit ? act("delete", t("delete"), () => remove(c), "btn btn-sm btn-danger-outline") : null,
         evaluable ? act("evaluate", t("eval_short"), () => openEvaluate(c, ctx.navigate)) : null,
-        evaluable ? act("canary", t("canary_start_short"), () => openStartCanary(c, ctx.navigate)) : null)));
+        canaryable ? act("canary", t("canary_start_short"), () => openStartCanary(c, ctx.navigate)) : null)));
   }
 
   function sized(button, other) {
