@@ -1,0 +1,137 @@
+"""SIGTERM to `serve --workers 2`: every open stream on either worker ends `cancelled` at
+once, and the supervisor and both workers are gone in bounded time.
+
+A real `serve --workers 2` process with Redis-shared chat sessions holds chat turns whose
+model talks for ever; streams are opened until each worker holds at least one (which worker
+accepts a connection is the kernel's choice: the test reads it off /proc). At SIGTERM to the
+supervisor (what a container runtime sends): each client gets exactly one `end`, reason
+`cancelled`, within a second and a half; every upstream request is closed; the call log has
+a record per turn; the process tree is gone within the grace plus slack.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from callout_server.db.engine import Database
+from tests.fixtures.app import ServerProcess
+from tests.fixtures.calllog import stored, wait_until
+from tests.fixtures.database import SERVICE_HEADERS, reset_tables
+from tests.fixtures.database import test_env as worker_env
+from tests.test_shutdown_streams import GRACE_S, Vendor, _rest
+
+MAX_STREAMS = 24
+
+
+def _workers(pid: int) -> list[int]:
+    """The worker processes uvicorn's supervisor `pid` spawned (not its resource tracker)."""
+    found: list[int] = []
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{task}/children") as f:
+            found += [int(p) for p in f.read().split()]
+    workers = []
+    for child in found:
+        try:
+            with open(f"/proc/{child}/cmdline", "rb") as f:
+                if b"spawn_main" in f.read():
+                    workers.append(child)
+        except OSError:
+            continue
+    return workers
+
+
+def _clients_held(pid: int, port: int) -> int:
+    """Established connections to `port` whose socket the process `pid` holds."""
+    inodes = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[8:-1])
+    held = 0
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as f:
+            for line in f.read().splitlines()[1:]:
+                fields = line.split()
+                local_port = int(fields[1].rsplit(":", 1)[1], 16)
+                if local_port == port and fields[3] == "01" and fields[9] in inodes:
+                    held += 1
+    return held
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+async def test_sigterm_to_two_workers_ends_every_stream_and_the_whole_tree_exits(
+        upstream: Any, pg_url: str, redis_url: str, redis_prefix: str, tmp_path: Path) -> None:
+    vendor = Vendor()
+    upstream.reply = vendor
+    await reset_tables(pg_url)
+    env = {**worker_env(pg_url, redis_url, redis_prefix), "CALLOUT_SHUTDOWN_GRACE_S": str(GRACE_S),
+           "CALLOUT_CHAT_BASE_URL": upstream.base_url}
+    server = ServerProcess(env, tmp_path / "two-workers.log", "two-workers",
+                           args=["--workers", "2"])
+    try:
+        await server.wait_ready()
+        await wait_until(lambda: len(_workers(server.proc.pid)) == 2, timeout_s=30)
+        workers = _workers(server.proc.pid)
+        async with AsyncExitStack() as stack:
+            readers = []
+            for i in range(MAX_STREAMS):
+                # A client of its own per stream: a connection of its own, accepted by
+                # whichever worker the kernel wakes.
+                client = await stack.enter_async_context(httpx.AsyncClient(
+                    base_url=server.url, timeout=30, headers=SERVICE_HEADERS))
+                call_id = f"w{i}"
+                r = await client.post("/api/chat/sessions", json={"call_id": call_id})
+                assert r.status_code == 201, r.text
+                stream = await stack.enter_async_context(client.stream(
+                    "POST", f"/api/chat/sessions/{call_id}/turns",
+                    json={"turn_id": "t1", "text": "你好", "output": "text"}))
+                readers.append(stream.aiter_lines())
+                opened = len(readers)
+                await wait_until(lambda: vendor.serving == opened)  # noqa: B023 (awaited here)
+                if i >= 1 and all(_clients_held(pid, server.port) for pid in workers):
+                    break
+            held = {pid: _clients_held(pid, server.port) for pid in workers}
+            assert all(held.values()), f"one worker accepted every connection: {held}"
+            server.proc.send_signal(signal.SIGTERM)
+            signalled = time.monotonic()
+            rests = await asyncio.wait_for(
+                asyncio.gather(*(_rest(lines) for lines in readers)), 5)
+            ended_after = time.monotonic() - signalled
+        for events in rests:
+            ends = [e for e in events if e["event"] == "end"]
+            assert len(ends) == 1 and events[-1] is ends[0], events[-3:]
+            assert ends[0]["reason"] == "cancelled", ends[0]
+        assert ended_after < 1.5, ended_after  # at once, on both workers
+        code = await asyncio.to_thread(server.proc.wait, GRACE_S + 10)
+        exited_after = time.monotonic() - signalled
+    finally:
+        server.stop()
+    assert code == 0, code  # the supervisor: its workers stopped, it exits cleanly
+    assert exited_after < GRACE_S + 6, exited_after
+    assert not [pid for pid in workers if _alive(pid)]  # none left behind
+    assert vendor.closed == len(readers)  # every upstream request was closed
+    db = Database(pg_url)
+    try:
+        records = await stored(db)
+    finally:
+        await db.dispose()
+    codes = [r.code for r in records if r.tier == "chat"]
+    assert codes == ["cancelled"] * len(readers), codes
