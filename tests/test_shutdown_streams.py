@@ -66,6 +66,20 @@ async def _rest(lines: Any) -> list[dict[str, Any]]:
     return [orjson.loads(line[5:]) async for line in lines if line.startswith("data:")]
 
 
+async def sigterm_and_read(proc: Any, readers: list[Any]) -> tuple[float, float]:
+    """SIGTERM to `proc`, each stream read to its end: each ends with its one `end`, reason
+    `cancelled`. Returns (when it was signalled, how long until every stream had ended)."""
+    proc.send_signal(signal.SIGTERM)
+    signalled = time.monotonic()
+    rests = await asyncio.wait_for(asyncio.gather(*(_rest(lines) for lines in readers)), 5)
+    ended_after = time.monotonic() - signalled
+    for events in rests:
+        ends = [e for e in events if e["event"] == "end"]
+        assert len(ends) == 1 and events[-1] is ends[0], events[-3:]
+        assert ends[0]["reason"] == "cancelled" and ends[0]["error"] is None, ends[0]
+    return signalled, ended_after
+
+
 async def test_sigterm_ends_every_stream_cancelled_and_exits_within_the_grace(
         start_worker, upstream, pg_url: str, tmp_path: Path) -> None:
     vendor = Vendor()
@@ -103,15 +117,7 @@ async def test_sigterm_ends_every_stream_cancelled_and_exits_within_the_grace(
                 "brief": "提醒客户还款", "stream": True, "save": False}) as s3:
             readers = [s.aiter_lines() for s in (s1, s2, s3)]
             await wait_until(lambda: vendor.serving == 4)  # every model is talking
-            worker.proc.send_signal(signal.SIGTERM)
-            signalled = time.monotonic()
-            rests = await asyncio.wait_for(
-                asyncio.gather(*(_rest(lines) for lines in readers)), 5)
-            ended_after = time.monotonic() - signalled
-        for events in rests:
-            ends = [e for e in events if e["event"] == "end"]
-            assert len(ends) == 1 and events[-1] is ends[0], events[-3:]
-            assert ends[0]["reason"] == "cancelled" and ends[0]["error"] is None, ends[0]
+            signalled, ended_after = await sigterm_and_read(worker.proc, readers)
         assert ended_after < 1.5, ended_after  # at once, not after the grace
         code = await asyncio.to_thread(worker.proc.wait, GRACE_S + 10)
         exited_after = time.monotonic() - signalled

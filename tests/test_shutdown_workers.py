@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import signal
 import time
 from contextlib import AsyncExitStack
 from pathlib import Path
@@ -26,7 +25,7 @@ from tests.fixtures.app import ServerProcess
 from tests.fixtures.calllog import stored, wait_until
 from tests.fixtures.database import SERVICE_HEADERS, reset_tables
 from tests.fixtures.database import test_env as worker_env
-from tests.test_shutdown_streams import GRACE_S, Vendor, _rest
+from tests.test_shutdown_streams import GRACE_S, Vendor, sigterm_and_read
 
 MAX_STREAMS = 24
 
@@ -110,15 +109,7 @@ async def test_sigterm_to_two_workers_ends_every_stream_and_the_whole_tree_exits
                     break
             held = {pid: _clients_held(pid, server.port) for pid in workers}
             assert all(held.values()), f"one worker accepted every connection: {held}"
-            server.proc.send_signal(signal.SIGTERM)
-            signalled = time.monotonic()
-            rests = await asyncio.wait_for(
-                asyncio.gather(*(_rest(lines) for lines in readers)), 5)
-            ended_after = time.monotonic() - signalled
-        for events in rests:
-            ends = [e for e in events if e["event"] == "end"]
-            assert len(ends) == 1 and events[-1] is ends[0], events[-3:]
-            assert ends[0]["reason"] == "cancelled", ends[0]
+            signalled, ended_after = await sigterm_and_read(server.proc, readers)
         assert ended_after < 1.5, ended_after  # at once, on both workers
         code = await asyncio.to_thread(server.proc.wait, GRACE_S + 10)
         exited_after = time.monotonic() - signalled

@@ -75,6 +75,12 @@ def observe(rec: CallRecord) -> None:
         series.latency.observe(rec.latency_ms / 1000)
     if rec.ttft_ms is not None:
         series.ttft.observe(rec.ttft_ms / 1000)
+    add_tokens(series, rec)
+
+
+def add_tokens(series: Any, rec: CallRecord) -> None:
+    """The vendor-reported tokens of `rec` onto `series`' prompt, completion and reasoning
+    children (a tier's, or a service key's: calllog/usage_metrics.py)."""
     if rec.prompt_tokens:
         series.prompt.inc(rec.prompt_tokens)
     if rec.completion_tokens:

@@ -12,6 +12,7 @@ from typing import Any
 
 from prometheus_client import Counter
 
+from callout_server.calllog.metrics import add_tokens
 from callout_server.calllog.records import CallRecord
 
 KEY_CALLS = Counter("callout_key_calls_total", "Model calls by service key, campaign and tier",
@@ -47,12 +48,7 @@ def observe(rec: CallRecord) -> None:
         key = str(rec.key_id) if rec.key_id is not None else ""
         series = _SERIES[at] = _KeySeries(key, rec.campaign or "", rec.tier)
     series.calls.inc()
-    if rec.prompt_tokens:
-        series.prompt.inc(rec.prompt_tokens)
-    if rec.completion_tokens:
-        series.completion.inc(rec.completion_tokens)
-    if rec.reasoning_tokens:
-        series.reasoning.inc(rec.reasoning_tokens)
+    add_tokens(series, rec)
     if rec.cost and rec.currency:
         cost = series.cost.get(rec.currency)
         if cost is None:

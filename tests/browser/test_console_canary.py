@@ -40,6 +40,21 @@ def _traffic(base: str, n: int, prefix: str) -> None:
             assert r.status_code == 200, r.text
 
 
+def _start_from_row(page: Any, name: str, percent: str, *, expect_text: str | None = None) -> Any:
+    """The "灰度" button on configuration `name`'s row, its dialog filled in: the running canary."""
+    config_row(page, name).get_by_role("button", name=f"以此配置开始灰度发布: {name}").click()
+    dlg = page.get_by_test_id("canary-dialog")
+    if expect_text is not None:
+        expect(dlg).to_contain_text(expect_text)
+    dlg.get_by_label("灰度比例（%）").fill(percent)
+    dlg.get_by_label("最少调用数").fill("1000")
+    dlg.get_by_test_id("canary-submit").click()
+    page.wait_for_url("**#/ai/canaries?id=*")
+    detail = page.get_by_test_id("canary-detail")
+    expect(detail.get_by_test_id("canary-status")).to_have_text("进行中")
+    return detail
+
+
 def _set_lang(page: Any, lang: str) -> None:
     toggle = page.locator("#lang-toggle")
     if (toggle.inner_text() == "English") == (lang == "en"):
@@ -55,15 +70,7 @@ def test_start_watch_promote_stop_and_read_a_canary(page: Any, console_server: s
     login(page, base)
 
     # Start from the configuration row (Chinese).
-    row = config_row(page, "cand-nlu")
-    row.get_by_role("button", name="以此配置开始灰度发布: cand-nlu").click()
-    dlg = page.get_by_test_id("canary-dialog")
-    dlg.get_by_label("灰度比例（%）").fill("50")
-    dlg.get_by_label("最少调用数").fill("1000")
-    dlg.get_by_test_id("canary-submit").click()
-    page.wait_for_url("**#/ai/canaries?id=*")
-    detail = page.get_by_test_id("canary-detail")
-    expect(detail.get_by_test_id("canary-status")).to_have_text("进行中")
+    detail = _start_from_row(page, "cand-nlu", "50")
     _traffic(base, 60, "zh")
     sides = detail.get_by_test_id("canary-sides")
     expect(sides.locator("tbody tr").first.locator("td").nth(1)).not_to_have_text("0", timeout=15_000)
@@ -170,16 +177,8 @@ def test_a_chat_configuration_offers_a_canary_a_script_one_none(
     expect(config_row(page, "cand-script").get_by_role("button", name="编辑: cand-script")).to_be_visible()
     expect(config_row(page, "cand-script").get_by_role(
         "button", name="以此配置开始灰度发布: cand-script")).to_have_count(0)
-    config_row(page, "cand-chat").get_by_role(
-        "button", name="以此配置开始灰度发布: cand-chat").click()
-    dlg = page.get_by_test_id("canary-dialog")
-    expect(dlg).to_contain_text("顾客打断不算")  # what a chat turn's fallback is
-    dlg.get_by_label("灰度比例（%）").fill("20")
-    dlg.get_by_label("最少调用数").fill("1000")
-    dlg.get_by_test_id("canary-submit").click()
-    page.wait_for_url("**#/ai/canaries?id=*")
-    detail = page.get_by_test_id("canary-detail")
-    expect(detail.get_by_test_id("canary-status")).to_have_text("进行中")
+    # The dialog says what a chat turn's fallback is.
+    _start_from_row(page, "cand-chat", "20", expect_text="顾客打断不算")
     canary_id = page.url.rsplit("=", 1)[1]
     with httpx.Client(base_url=base, headers=ADMIN_HEADERS, timeout=30) as c:
         canary = c.get(f"/api/admin/canaries/{canary_id}").json()
