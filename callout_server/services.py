@@ -294,6 +294,7 @@ class Services:
         erasure.on_shared(lambda keys: chat_calls.forget_shared(self.chat, keys))
         erasure.apply(self.store.current.section(ERASURES))  # erased before this start
         self.store.add_listener(lambda snapshot: erasure.apply(snapshot.section(ERASURES)))
+        self._stoppers.append(erasure.stop)
 
     async def _start_evaluations(self) -> None:
         e, store = self.settings.evaluation, self.store

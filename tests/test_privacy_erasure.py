@@ -1,6 +1,7 @@
 """Erasing one call (`DELETE /api/admin/calls/{call_id}`, admins) and who reads evaluation
-disagreements (issue 21 item 13), on PostgreSQL; the chat session of an erased call goes on
-every worker (two `serve` processes)."""
+disagreements (issue 21 item 13), on PostgreSQL; a worker that learns of an erasure late
+deletes what it wrote of the call meanwhile; the chat session of an erased call goes on every
+worker (two `serve` processes)."""
 
 from __future__ import annotations
 
@@ -90,6 +91,31 @@ async def test_erasure_removes_every_row_of_the_call_and_is_audited(
     assert r.status_code == 403 and r.json()["error"]["code"] == "csrf_failed"
     r = await admin.delete("/api/admin/calls/c-keep")
     assert r.status_code == 204
+
+
+async def test_a_worker_that_learns_of_an_erasure_late_sweeps_what_it_wrote(
+        app_client: httpx.AsyncClient) -> None:
+    from callout_server.calllog.erasure import CallErasure
+
+    services = app_client.services  # type: ignore[attr-defined]
+    erasure = services.components[CallErasure]
+    # Written by this worker after another one had erased the call (it did not know yet),
+    # one more still queued, and a call nobody erased.
+    for call_id in ("c-late", "c-late", "c-other"):
+        services.recorder.record(CallRecord(tier="nlu", code="ok", call_id=call_id))
+    await services.recorder.flush()
+    services.recorder.record(CallRecord(tier="nlu", code="ok", call_id="c-late"))
+    assert await _count(services, LLMCallLog, "c-late") == 2
+
+    erasure.apply(frozenset({"c-late"}))  # the erasure reaches this worker's snapshot
+    for _ in range(200):
+        if await _count(services, LLMCallLog, "c-late") == 0:
+            break
+        await asyncio.sleep(0.02)
+    await services.recorder.flush()
+    assert await _count(services, LLMCallLog, "c-late") == 0
+    assert await _count(services, LLMCallLog, "c-other") == 1
+    assert await erasure.sweep(frozenset({"c-late"})) == 0  # nothing left to find
 
 
 async def test_viewers_read_no_disagreements(app_client: httpx.AsyncClient, people: Any) -> None:

@@ -17,10 +17,16 @@ Every worker then drops what it holds in memory for that call (its chat session,
 records): the erasure is live state (`SECTION`, the recent `call.erase` events, read with
 every snapshot), and each worker's snapshot listener calls `forget` with the erased ids.
 Nothing stored of the call: 404 `call_not_found`, nothing written.
+
+Another worker may have written records of the call after the delete and before the erasure
+reached it (a batch it was writing then, or the second until its snapshot reloads). So each
+worker, once it has dropped what it holds, deletes the call's rows once more (`sweep`), its
+writer paused between batches: nothing of the call it wrote before it knew survives.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
@@ -57,9 +63,12 @@ Erased = Callable[[str | None], bool]
 
 
 class Units(Protocol):
-    """`config.live.LiveWrites`: a unit of work that moves the generation, and its commit."""
+    """`config.live.LiveWrites`: a unit of work that moves the generation, and its commit;
+    a plain one (`read`), which commits too and moves nothing."""
 
     def unit(self) -> AbstractAsyncContextManager[tuple[AsyncSession, int]]: ...
+
+    def read(self) -> AbstractAsyncContextManager[AsyncSession]: ...
 
     async def committed(self, generation: int) -> None: ...
 
@@ -80,6 +89,7 @@ class CallErasure:
         self._local: list[Callable[[Erased], int]] = [recorder.forget]
         self._shared: list[Callable[[frozenset[str]], Awaitable[int]]] = []
         self._applied: frozenset[str] = frozenset()
+        self._sweeps: set[asyncio.Task[None]] = set()
 
     def also(self, table: Any) -> None:
         """A table of a floor above (a model with a `call_id` column) erased with the call."""
@@ -106,10 +116,7 @@ class CallErasure:
             for forget in self._shared:
                 held += await forget(keys)
             async with self._writes.unit() as (session, generation):
-                rows = 0
-                for table in self._tables:
-                    result = await session.execute(delete(table).where(table.call_id.in_(keys)))
-                    rows += int(result.rowcount or 0)  # type: ignore[attr-defined]
+                rows = await self._delete(session, keys)
                 if not rows and not held:
                     raise CallNotFound()  # rolls the unit back: nothing written
                 record(session, actor, ACTION, target=f"call:{call_id}")
@@ -123,11 +130,48 @@ class CallErasure:
 
         return sum(forget(erased) for forget in self._local)
 
+    async def _delete(self, session: AsyncSession, keys: frozenset[str]) -> int:
+        rows = 0
+        for table in self._tables:
+            result = await session.execute(delete(table).where(table.call_id.in_(keys)))
+            rows += int(result.rowcount or 0)  # type: ignore[attr-defined]
+        return rows
+
     def apply(self, erased: frozenset[str]) -> None:
-        """A snapshot's recent erasures (every worker): drop what memory holds of them."""
+        """A snapshot's recent erasures (every worker): drop what memory holds of them, then
+        sweep what this worker may have stored of them before it knew."""
         new = erased - self._applied
         self._applied = erased
         if new:
             self.forget(frozenset(new))
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:  # no loop (a tool applying a snapshot): nothing was written
+                return
+            task = loop.create_task(self.sweep(frozenset(new)), name="call-erasure-sweep")
+            self._sweeps.add(task)
+            task.add_done_callback(self._sweeps.discard)
+
+    async def sweep(self, keys: frozenset[str]) -> int:
+        """Delete the erased calls' rows again, between two of this worker's batches; how many
+        (0 on a failure, logged: the next erasure of the call, or its retention, removes them)."""
+        try:
+            async with self._recorder.paused():
+                self.forget(keys)  # queued while the writer finished its batch
+                async with self._writes.read() as session:
+                    rows = await self._delete(session, keys)
+        except Exception as exc:
+            log.warning("call erasure: the sweep failed (%s); erase the call again",
+                        type(exc).__name__)
+            return 0
+        if rows:
+            log.info("call erasure: %d rows written before this worker knew, deleted", rows)
+        return rows
+
+    async def stop(self) -> None:
+        for task in list(self._sweeps):
+            task.cancel()
+        if self._sweeps:
+            await asyncio.wait(self._sweeps, timeout=2.0)
 
 
