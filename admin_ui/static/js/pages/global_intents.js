@@ -97,7 +97,11 @@ export function render(main, ctx) {
         setBusy(save, false);
         if (e.status === 409) {
           const reload = h("button", { type: "button", class: "btn btn-sm", onclick: async () => {
-            try { list = await get(URL); editForm(list); } catch (err) { replace(status, errorBanner(err)); }
+            try {
+              list = await get(URL);
+              // Cancelled while it loaded: the list shows the latest, the form is not reopened.
+              if (alive) { if (body.contains(form)) editForm(list); else if (!draft) read(); }
+            } catch (err) { replace(status, errorBanner(err)); }
           } }, t("version_conflict_reload"));
           replace(status, h("div", { class: "banner banner-warn", role: "alert", "data-testid": "gi-conflict" }, h("p", {}, t("gi_conflict")), reload));
           reload.focus();
