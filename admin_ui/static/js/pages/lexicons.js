@@ -169,7 +169,12 @@ export function render(main, ctx) {
         setBusy(save, false);
         if (e.status === 409) {
           const reload = h("button", { type: "button", class: "btn btn-sm", onclick: async () => {
-            try { editForm(await get(url(lexName))); } catch (err) { replace(status, errorBanner(err)); }
+            try {
+              const fresh = await get(url(lexName));
+              // Cancelled while it loaded: the lexicon shows its latest version, no form again.
+              if (detail.contains(form)) editForm(fresh);
+              else if (alive && shown === fresh.name && !detail.querySelector("form")) read(fresh, false);
+            } catch (err) { replace(status, errorBanner(err)); }
           } }, t("version_conflict_reload"));
           replace(status, h("div", { class: "banner banner-warn", role: "alert", "data-testid": "lexicon-conflict" }, h("p", {}, t("lex_conflict")), reload));
           reload.focus();

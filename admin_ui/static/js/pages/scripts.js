@@ -141,7 +141,12 @@ export function render(main, ctx) {
         setBusy(save, false);
         if (e.status === 409) {
           const reload = h("button", { type: "button", class: "btn btn-sm", onclick: async () => {
-            try { editForm(await get(`/api/admin/scripts/${encodeURIComponent(d.id)}`)); } catch (err) { replace(status, errorBanner(err)); }
+            try {
+              const fresh = await get(`/api/admin/scripts/${encodeURIComponent(d.id)}`);
+              // Cancelled while it loaded: the draft shows its latest version, no form again.
+              if (detail.contains(form)) editForm(fresh);
+              else if (alive && String(shown) === String(fresh.id) && !detail.querySelector("form")) read(fresh, false);
+            } catch (err) { replace(status, errorBanner(err)); }
           } }, t("version_conflict_reload"));
           replace(status, h("div", { class: "banner banner-warn", role: "alert", "data-testid": "draft-conflict" }, h("p", {}, t("draft_conflict")), reload));
           reload.focus();
