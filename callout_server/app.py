@@ -81,6 +81,7 @@ def tune_switching() -> None:
 
 
 SWITCH_INTERVAL_S = 0.001  # the default is 0.005
+
 # FastAPI's native OpenTelemetry, unless [server] opentelemetry: otherwise every request asks
 # the global providers whether one is configured.
 NO_TELEMETRY: TelemetryConfig = {"tracing": False, "metrics": False, "logs": False}
