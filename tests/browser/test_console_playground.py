@@ -83,8 +83,9 @@ def _try_out(page: Any, lang: str, name: str) -> None:
     body = json.loads(command.split("-d '", 1)[1].rsplit("'", 1)[0].replace("'\\''", "'"))
     assert body["deadline_ms"] == 8000 and body["instructions"] == "只判断是否同意"
     assert body["context"][0]["role"] == "assistant", body
-    note = panel.locator(".form-actions [role=status]").first.inner_text()
-    assert note.startswith(words["copied"]), note
+    note = panel.locator(".form-actions [role=status]").first
+    expect(note).not_to_be_empty()  # said once the clipboard has answered
+    assert note.inner_text().startswith(words["copied"]), note.inner_text()
 
 
 def test_the_playground_tries_another_configuration_in_both_languages(
