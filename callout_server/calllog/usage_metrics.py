@@ -27,9 +27,10 @@ KEY_COST = Counter("callout_key_cost_total", "Cost of model calls by service key
 class _KeySeries:
     """One (key, campaign, tier)'s children, bound once: `labels()` costs ~1 µs a call."""
 
-    __slots__ = ("calls", "completion", "cost", "prompt", "reasoning")
+    __slots__ = ("calls", "completion", "cost", "labels", "prompt", "reasoning")
 
     def __init__(self, key: str, campaign: str, tier: str) -> None:
+        self.labels = (key, campaign)  # the cost children's, with their currency
         self.calls = KEY_CALLS.labels(key, campaign, tier)
         self.prompt = KEY_TOKENS.labels(key, campaign, "prompt")
         self.completion = KEY_TOKENS.labels(key, campaign, "completion")
@@ -52,7 +53,5 @@ def observe(rec: CallRecord) -> None:
     if rec.cost and rec.currency:
         cost = series.cost.get(rec.currency)
         if cost is None:
-            key = str(rec.key_id) if rec.key_id is not None else ""
-            cost = series.cost[rec.currency] = KEY_COST.labels(key, rec.campaign or "",
-                                                               rec.currency)
+            cost = series.cost[rec.currency] = KEY_COST.labels(*series.labels, rec.currency)
         cost.inc(rec.cost)
