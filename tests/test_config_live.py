@@ -3,8 +3,6 @@ write through `LiveWrites` publishes its generation only once it committed. On P
 
 from __future__ import annotations
 
-import socket
-
 import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -16,6 +14,7 @@ from callout_server.config.secrets import SecretBox
 from callout_server.config.settings import load_settings
 from callout_server.config.snapshot import SnapshotLoader
 from callout_server.db.engine import Database
+from tests.fixtures.app import free_port
 from tests.fixtures.database import CONFIG_TOML, SECRET_KEY
 
 
@@ -75,10 +74,7 @@ async def test_a_write_that_fails_changes_nothing_and_publishes_nothing(db: Data
 
 
 async def test_a_database_that_cannot_be_reached_is_database_unavailable() -> None:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    dead = Database(f"postgresql+asyncpg://postgres@127.0.0.1:{port}/nope", connect_timeout_s=0.5)
+    dead = Database(f"postgresql+asyncpg://postgres@127.0.0.1:{free_port()}/nope", connect_timeout_s=0.5)
     events = Events()
     try:
         with pytest.raises(DatabaseUnavailable):

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-import socket
 import time
 from typing import Any
 from urllib.parse import urlparse
@@ -18,6 +17,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser.conftest import SCREENSHOT_DIR, config_row, login, shot
+from tests.fixtures.app import free_port
 from tests.fixtures.database import ADMIN_HEADERS, SERVICE_HEADERS, llm_config_body
 
 KEY = "sk-7f3a1234567890abcd"
@@ -440,12 +440,6 @@ DECIDE = {"call_id": "c-pool", "node_id": "n1", "utterance": "可以的，明天
           "intents": [{"name": "agree", "description": "客户同意"},
                       {"name": "refuse", "description": "客户拒绝"}],
           "fallback_intent": "refuse", "deadline_ms": 1500}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def test_pool_edited_in_the_form_and_health_shown(page: Any, console_server: str,
