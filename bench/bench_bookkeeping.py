@@ -56,6 +56,10 @@ class _FakeDriver:
         for row in records:
             _FakeDriver.rows += len(row)
 
+    async def executemany(self, query: str, args: Any) -> None:  # the usage rollup's upsert
+        for row in args:
+            _FakeDriver.rows += len(row)
+
 
 class _FakeDb:
     class engine:

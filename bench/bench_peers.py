@@ -29,6 +29,7 @@ import argparse
 import asyncio
 import json
 import os
+import platform
 import statistics
 import subprocess
 import sys
@@ -287,11 +288,15 @@ def start_ours(port: int, upstream: str, database_url: str, workdir: str, worker
                server: str, extra_env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
     """`server`: uvicorn (what `serve` runs), granian-direct or uvicorn-direct; with `@PATH`,
     the code of another checkout at PATH (e.g. a worktree of the commit before a change),
-    with that checkout's config.toml (an older one refuses settings it does not know)."""
+    with that checkout's config.toml (an older one refuses settings it does not know) and,
+    if it has one, its own `.venv` (the same code under another interpreter)."""
     server, _, code = server.partition("@")
     env = {k: v for k, v in os.environ.items() if not k.startswith("CALLOUT_")}
+    python = sys.executable
     if code:
         env["PYTHONPATH"] = str(Path(code).resolve())
+        if (Path(code) / ".venv" / "bin" / "python").exists():
+            python = str(Path(code).resolve() / ".venv" / "bin" / "python")
     env.update({
         "CALLOUT_CONFIG": str((Path(code).resolve() if code else ROOT) / "config.toml"),
         "CALLOUT_NLU_BASE_URL": upstream,
@@ -300,17 +305,17 @@ def start_ours(port: int, upstream: str, database_url: str, workdir: str, worker
         "CALLOUT_SECRET_KEY": "RzO0eb-wXMZ-QO0fbc3bsjBAnfDcRpmR8qhUoMrT4QA=",
         "CALLOUT_DATABASE_URL": database_url, **(extra_env or {}),
     })
-    cmd = [sys.executable, "-m", "callout_server", "serve", "--host", "127.0.0.1",
+    cmd = [python, "-m", "callout_server", "serve", "--host", "127.0.0.1",
            "--port", str(port), "--workers", str(workers), "--log-level", "warning"]
     # Two stand-ins for `serve` as it runs uvicorn, to compare servers (bench_servers.py):
     # granian with the same app factory, and uvicorn started the same way as the control.
     if server == "granian-direct":
-        cmd = [str(Path(sys.executable).parent / "granian"), "--interface", "asgi", "--factory",
+        cmd = [str(Path(python).parent / "granian"), "--interface", "asgi", "--factory",
                "--host", "127.0.0.1", "--port", str(port), "--workers", str(workers),
                "--loop", "uvloop", "--no-ws", "--http", "1", "--log-level", "warning",
                "callout_server.app:create_app"]
     elif server == "uvicorn-direct":
-        cmd = [sys.executable, "-c", "import uvicorn; uvicorn.run('callout_server.app:create_app', "
+        cmd = [python, "-c", "import uvicorn; uvicorn.run('callout_server.app:create_app', "
                f"factory=True, host='127.0.0.1', port={port}, workers={workers}, loop='uvloop', "
                "http='httptools', access_log=False, log_level='warning', proxy_headers=False)"]
     elif server != "uvicorn":
@@ -372,7 +377,8 @@ async def run(args: argparse.Namespace, tz_python: Path | None, commit: str) -> 
                                    orjson.dumps(tz_body), json_ct, tz.pid))
             print(f"# bench_peers: workers={args.workers} server={args.server} rounds={args.rounds} "
                   f"x {args.seconds} s per segment, {os.cpu_count()} CPUs, load average "
-                  f"{os.getloadavg()[0]:.1f} at start, callout-server at {commit}")
+                  f"{os.getloadavg()[0]:.1f} at start, callout-server at {commit}, "
+                  f"Python {platform.python_version()} ({sys.executable})")
             results = await measure(args, direct, hubs)
             print(f"\nload average at the end: {os.getloadavg()[0]:.1f}")
             for name, _, proc in ours:  # several workers: how evenly the kernel spread the load

@@ -47,6 +47,7 @@ EXPECTED = {
     "resolve_dialect",
     "same_origin",
     "speakable",
+    "time_limit",
 }
 # Values rather than classes or functions: checked to be the package's own objects.
 CONSTANTS = {"MASK": "masking", "PROTECTED_BODY_KEYS": "config", "TIER_PRIORITY": "config",

@@ -20,6 +20,7 @@ this one (an import contract in `pyproject.toml`):
                     has_url_credentials, same_origin
     text            SentenceBatcher, join_sentences, speakable (chat speech);
                     extract_json_object, JSONExtractionError (NLU answers)
+    time limits     time_limit (asyncio.timeout's behaviour, one loop timer for all calls)
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ from callout_server.llm.speech import speakable
 from callout_server.llm.stream import LLMStream
 from callout_server.llm.targets import Refusal, TargetPolicy
 from callout_server.llm.thinking import effective_thinking
+from callout_server.llm.timeouts import time_limit
 from callout_server.llm.transport import PoolLimits
 
 if TYPE_CHECKING:
@@ -116,4 +118,5 @@ __all__ = [
     "resolve_dialect",
     "same_origin",
     "speakable",
+    "time_limit",
 ]

@@ -26,7 +26,6 @@ before sending (`transport.unsendable_error`) and ends as a `connect_error` diag
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections.abc import Mapping
@@ -48,6 +47,7 @@ from callout_server.llm.request import LLMRequest
 from callout_server.llm.request_body import build_request
 from callout_server.llm.stream import LLMStream
 from callout_server.llm.targets import TargetPolicy
+from callout_server.llm.timeouts import time_limit
 from callout_server.llm.transport import (
     CONNECT_TIMEOUT_S,
     ERROR_BODY_LIMIT,
@@ -159,7 +159,7 @@ class LLMClient:
         lane = self._lane(cfg)
         start = time.perf_counter()
         try:
-            async with asyncio.timeout(total):
+            async with time_limit(total):  # one loop timer for all calls
                 status, content, retry_after = await self._post(
                     lane, built.url, orjson.dumps(built.body),
                     request_headers(key, stream=False), total)

@@ -28,6 +28,7 @@ from callout_server.llm import (
     LLMRequest,
     Locale,
     resolve_dialect,
+    time_limit,
 )
 from callout_server.upstream.deadline import Deadline
 from callout_server.upstream.endpoint import EndpointState
@@ -267,7 +268,7 @@ async def _attempt(call: Call, target: Target, req: LLMRequest) -> Completion:
     try:
         if limit is not None:
             try:
-                async with asyncio.timeout(limit):
+                async with time_limit(limit):
                     return await _complete(call, target, req, started)
             except TimeoutError as exc:
                 error = LLMCallError(Diagnostic.make(
