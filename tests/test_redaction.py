@@ -185,6 +185,13 @@ def test_walk_fast_paths_redact_alike(r: Redactor) -> None:
     out = r.redact_value({Role.USER: ["白天都在", f"白天都在{MOBILE}"], "n": 7, "f": 0.5})
     assert out.value == {"user": ["白天都在", out.value["user"][1]], "n": 7, "f": 0.5}
     assert MOBILE not in out.value["user"][1] and out.kinds == {"mobile": 1}
+    # under a key seen clean: a number of ten digits or more is walked, a smaller one is not
+    out = r.redact_value({"白天都在": int(MOBILE), "n": [int(MOBILE), -int(MOBILE), 999_999_999],
+                          "b": [True, None, Role.USER]})
+    assert out.kinds == {"mobile": 3}
+    assert out.value["白天都在"] != int(MOBILE) and isinstance(out.value["白天都在"], int)
+    assert out.value["n"][2] == 999_999_999 and int(MOBILE) not in out.value["n"]
+    assert out.value["b"] == [True, None, "user"] and type(out.value["b"][2]) is str
     deep: object = "x"
     for _ in range(70):
         deep = [deep]

@@ -135,11 +135,22 @@ class Redactor:
             return r.text
         if depth > _MAX_DEPTH:
             raise RedactionError(f"value nested deeper than {_MAX_DEPTH}")
-        walk, depth = self._value, depth + 1
+        walk, depth, clean = self._value, depth + 1, self._clean
+        # A clean str child, None or a small int is its own result: taken here, without the
+        # call (a decision's inputs are ~50 values, nearly all of them such).
         if isinstance(value, dict):
-            return {walk(k, counts, depth): walk(v, counts, depth) for k, v in value.items()}
+            out = {}
+            for k, v in value.items():
+                if type(k) is not str or k not in clean:
+                    k = walk(k, counts, depth)
+                if not ((type(v) is str and v in clean) or v is None
+                        or (type(v) is int and -_MIN_INT < v < _MIN_INT)):
+                    v = walk(v, counts, depth)
+                out[k] = v
+            return out
         if isinstance(value, list | tuple):
-            items = [walk(v, counts, depth) for v in value]
+            items = [v if type(v) is str and v in clean else walk(v, counts, depth)
+                     for v in value]
             return items if isinstance(value, list) else tuple(items)
         if value is None or isinstance(value, bool | float):
             return value
