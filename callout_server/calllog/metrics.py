@@ -9,19 +9,21 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from prometheus_client import Counter, Gauge, Histogram
+from prometheus_client import Counter, Gauge
 
 from callout_server.calllog.records import CallRecord
+from callout_server.calllog.tallies import Counters, Histograms
 
 _LATENCY_BUCKETS = (0.025, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.5, 5.0, 10.0, 30.0, 60.0)
 
-LLM_REQUESTS = Counter("callout_llm_requests_total", "LLM calls by tier and outcome code",
-                       ["tier", "code"])
-LLM_LATENCY = Histogram("callout_llm_latency_seconds", "LLM call latency", ["tier"],
-                        buckets=_LATENCY_BUCKETS)
-LLM_TTFT = Histogram("callout_llm_ttft_seconds", "Time to first token of streamed calls",
-                     ["tier"], buckets=_LATENCY_BUCKETS)
-LLM_TOKENS = Counter("callout_llm_tokens_total", "Tokens by tier and kind", ["tier", "kind"])
+# Added to by every record: plain numbers, exported on a scrape (tallies.py).
+LLM_REQUESTS = Counters("callout_llm_requests", "LLM calls by tier and outcome code",
+                        ["tier", "code"])
+LLM_LATENCY = Histograms("callout_llm_latency_seconds", "LLM call latency", ["tier"],
+                         buckets=_LATENCY_BUCKETS)
+LLM_TTFT = Histograms("callout_llm_ttft_seconds", "Time to first token of streamed calls",
+                      ["tier"], buckets=_LATENCY_BUCKETS)
+LLM_TOKENS = Counters("callout_llm_tokens", "Tokens by tier and kind", ["tier", "kind"])
 DIAG_DROPPED = Counter("callout_diagnostics_dropped_total",
                        "Call-log records dropped because the write queue was full")
 DIAG_REJECTED = Counter("callout_diagnostics_rejected_total",
@@ -40,8 +42,8 @@ CONFIG_GENERATION = Gauge("callout_config_generation",
 
 
 class _TierSeries:
-    """One tier's children of the series above, bound once (`labels()` builds a tuple, takes
-    a lock and looks up a dict on every call: ~1 µs each, five times per record)."""
+    """One tier's children of the series above, bound once (a dict lookup per child saved,
+    five times per record)."""
 
     __slots__ = ("completion", "latency", "prompt", "reasoning", "requests", "tier", "ttft")
 

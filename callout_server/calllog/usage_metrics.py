@@ -10,22 +10,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from prometheus_client import Counter
-
 from callout_server.calllog.metrics import add_tokens
 from callout_server.calllog.records import CallRecord
+from callout_server.calllog.tallies import Counters
 
-KEY_CALLS = Counter("callout_key_calls_total", "Model calls by service key, campaign and tier",
-                    ["key", "campaign", "tier"])
-KEY_TOKENS = Counter("callout_key_tokens_total",
-                     "Vendor-reported tokens by service key, campaign and kind",
-                     ["key", "campaign", "kind"])
-KEY_COST = Counter("callout_key_cost_total", "Cost of model calls by service key, campaign "
-                   "and currency (configuration prices)", ["key", "campaign", "currency"])
+# Plain numbers, exported on a scrape (tallies.py): added to by every record.
+KEY_CALLS = Counters("callout_key_calls", "Model calls by service key, campaign and tier",
+                     ["key", "campaign", "tier"])
+KEY_TOKENS = Counters("callout_key_tokens",
+                      "Vendor-reported tokens by service key, campaign and kind",
+                      ["key", "campaign", "kind"])
+KEY_COST = Counters("callout_key_cost", "Cost of model calls by service key, campaign "
+                    "and currency (configuration prices)", ["key", "campaign", "currency"])
 
 
 class _KeySeries:
-    """One (key, campaign, tier)'s children, bound once: `labels()` costs ~1 µs a call."""
+    """One (key, campaign, tier)'s children, bound once (four dict lookups saved a record)."""
 
     __slots__ = ("calls", "completion", "cost", "labels", "prompt", "reasoning")
 
