@@ -216,3 +216,43 @@ async def test_healthz_is_degraded_while_the_log_is_behind_after_an_outage(
             assert h["diagnostics_dropped"] == 5  # what was lost stays counted
     finally:
         await proxy.stop()
+
+
+async def test_records_that_come_during_a_write_wait_for_the_next_batch(
+        calllog_db: Database) -> None:
+    """Under steady traffic the writer writes whole batches, then sleeps: it used to drain
+    the queue back to back, one COPY for the few records each write let in (4-5 at one
+    decision in flight), which cost the worker more than the decisions."""
+    recorder = DiagnosticsRecorder(calllog_db, flush_interval_s=60, batch_size=50)
+    sizes: list[int] = []
+    entered, gate = asyncio.Event(), asyncio.Event()
+    naps: asyncio.Queue[int] = asyncio.Queue()  # batches written when the loop went to sleep
+    real_insert, real_sleep = recorder._insert, recorder._sleep
+
+    async def insert(batch: list[CallRecord]) -> None:
+        sizes.append(len(batch))
+        entered.set()
+        await gate.wait()
+        await real_insert(batch)
+
+    async def sleep(event: asyncio.Event, seconds: float) -> None:
+        naps.put_nowait(len(sizes))
+        await real_sleep(event, seconds)
+
+    recorder._insert = insert  # type: ignore[method-assign]
+    recorder._sleep = sleep  # type: ignore[method-assign]
+    await recorder.start()
+    try:
+        assert await asyncio.wait_for(naps.get(), 10) == 0
+        for i in range(50):  # a full batch wakes the writer
+            recorder.record(_record(f"a{i}"))
+        await asyncio.wait_for(entered.wait(), 10)
+        for i in range(120):  # meanwhile two full batches and 20 more come
+            recorder.record(_record(f"b{i}"))
+        gate.set()
+        assert await asyncio.wait_for(naps.get(), 10) == 3
+        assert sizes == [50, 50, 50] and recorder.pending == 20  # the 20 wait for a wake
+    finally:
+        gate.set()
+        await recorder.stop()
+    assert sizes == [50, 50, 50, 20] and len(await stored(calllog_db)) == 170
