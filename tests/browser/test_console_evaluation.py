@@ -157,6 +157,11 @@ def test_run_watch_read_cancel_and_list_an_evaluation(pg_url: str, console_serve
     dlg.get_by_label("节点").select_option(NODE)
     dlg.get_by_role("button", name="开始评估").click()
     page.wait_for_url("**#/ai/evaluations?id=*")
+    # The new evaluation's own view: until it is drawn the page may still show the report
+    # opened before (a busy machine), whose button would activate from the wrong one.
+    new_id = page.url.rsplit("id=", 1)[1]
+    expect(page.get_by_test_id("eval-detail").get_by_role("heading", level=2)).to_contain_text(
+        f"#{new_id}", timeout=15_000)
     page.get_by_test_id("eval-report").wait_for(timeout=30_000)
     # ...and what the report is for, one step away: activate the candidate.
     page.get_by_test_id("eval-activate").click()
