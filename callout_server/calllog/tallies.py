@@ -14,6 +14,7 @@ from __future__ import annotations
 import bisect
 import time
 from collections.abc import Iterator, Sequence
+from typing import Generic, TypeVar
 
 from prometheus_client import REGISTRY
 from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily, Metric
@@ -50,22 +51,39 @@ class Spread:
         self.sum += value
 
 
-class Counters(Collector):
-    """A counter family (`name` without `_total`) of `Count` children, one per label values."""
+C = TypeVar("C", Count, Spread)
 
-    def __init__(self, name: str, documentation: str, labelnames: Sequence[str], *,
-                 registry: CollectorRegistry = REGISTRY) -> None:
+
+class _Family(Collector, Generic[C]):
+    """A family's children by label values; `_child()` makes one."""
+
+    def __init__(self, name: str, documentation: str, labelnames: Sequence[str],
+                 registry: CollectorRegistry) -> None:
         self.name, self.documentation, self.labelnames = name, documentation, tuple(labelnames)
-        self._children: dict[tuple[str, ...], Count] = {}
+        self._children: dict[tuple[str, ...], C] = {}
         registry.register(self)
 
-    def labels(self, *values: str) -> Count:
+    def _child(self) -> C:
+        raise NotImplementedError
+
+    def labels(self, *values: str) -> C:
         child = self._children.get(values)
         if child is None:
             if len(values) != len(self.labelnames):
                 raise ValueError(f"{self.name}: {len(self.labelnames)} label values expected")
-            child = self._children[values] = Count()
+            child = self._children[values] = self._child()
         return child
+
+
+class Counters(_Family[Count]):
+    """A counter family (`name` without `_total`) of `Count` children, one per label values."""
+
+    def __init__(self, name: str, documentation: str, labelnames: Sequence[str], *,
+                 registry: CollectorRegistry = REGISTRY) -> None:
+        super().__init__(name, documentation, labelnames, registry)
+
+    def _child(self) -> Count:
+        return Count()
 
     def describe(self) -> Iterator[Metric]:
         yield CounterMetricFamily(self.name, self.documentation, labels=self.labelnames)
@@ -77,23 +95,16 @@ class Counters(Collector):
         yield family
 
 
-class Histograms(Collector):
+class Histograms(_Family[Spread]):
     """A histogram family of `Spread` children with the same buckets."""
 
     def __init__(self, name: str, documentation: str, labelnames: Sequence[str],
                  buckets: Sequence[float], *, registry: CollectorRegistry = REGISTRY) -> None:
-        self.name, self.documentation, self.labelnames = name, documentation, tuple(labelnames)
         self.bounds = tuple(sorted(float(b) for b in buckets if b != float("inf")))
-        self._children: dict[tuple[str, ...], Spread] = {}
-        registry.register(self)
+        super().__init__(name, documentation, labelnames, registry)
 
-    def labels(self, *values: str) -> Spread:
-        child = self._children.get(values)
-        if child is None:
-            if len(values) != len(self.labelnames):
-                raise ValueError(f"{self.name}: {len(self.labelnames)} label values expected")
-            child = self._children[values] = Spread(self.bounds)
-        return child
+    def _child(self) -> Spread:
+        return Spread(self.bounds)
 
     def describe(self) -> Iterator[Metric]:
         yield HistogramMetricFamily(self.name, self.documentation, labels=self.labelnames)
