@@ -137,9 +137,13 @@ class DiagnosticsRecorder:
             metrics.DIAG_DROPPED.inc()
         self._queue.append(rec)
         metrics.DIAG_QUEUED.set(len(self._queue))
-        if len(self._queue) >= self._batch_size or self._ids.available < 100:
+        if self._wanted():
             self._wake.set()
         return rec.id
+
+    def _wanted(self) -> bool:
+        """A write is due before the interval ends: a full batch waits, or ids run low."""
+        return len(self._queue) >= self._batch_size or self._ids.available < 100
 
     @contextlib.asynccontextmanager
     async def paused(self) -> AsyncIterator[None]:
@@ -225,6 +229,8 @@ class DiagnosticsRecorder:
                         if self._queue:
                             await self._write_batch()
                     more = len(self._queue) >= self._batch_size
+                if not self._wanted():
+                    self._wake.clear()  # set meanwhile by a batch now written
                 self.db_ok = True
                 backoff = self._flush_interval_s
             except Exception as exc:
