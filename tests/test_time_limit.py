@@ -22,6 +22,15 @@ LIMITS = pytest.mark.parametrize("limit", [asyncio.timeout, time_limit],
 Limit = Callable[[float | None], Any]
 
 
+async def _cut_after(limit: Limit, seconds: float, fired: list[object]) -> None:
+    """Wait 30 s inside `limit(seconds)`; `seconds` goes into `fired` if the limit cut it."""
+    try:
+        async with limit(seconds):
+            await asyncio.sleep(30)
+    except TimeoutError:
+        fired.append(seconds)
+
+
 @LIMITS
 async def test_a_block_that_ends_in_time_is_left_alone(limit: Limit) -> None:
     async with limit(5) as cm:
@@ -57,18 +66,10 @@ async def test_none_never_fires(limit: Limit) -> None:
 @LIMITS
 async def test_limits_fire_each_at_its_own_time_in_order(limit: Limit) -> None:
     """Entered longest first: each shorter one must not wait for the timer of a longer."""
-    fired: list[float] = []
-
-    async def wait(seconds: float) -> None:
-        try:
-            async with limit(seconds):
-                await asyncio.sleep(30)
-        except TimeoutError:
-            fired.append(seconds)
-
+    fired: list[object] = []
     started = time.monotonic()
-    tasks = [asyncio.create_task(wait(s)) for s in (0.3, 0.2, 0.1, 0.25)]
-    longest = asyncio.create_task(wait(10.0))
+    tasks = [asyncio.create_task(_cut_after(limit, s, fired)) for s in (0.3, 0.2, 0.1, 0.25)]
+    longest = asyncio.create_task(_cut_after(limit, 10.0, fired))
     await asyncio.wait(tasks)
     assert fired == [0.1, 0.2, 0.25, 0.3]
     assert time.monotonic() - started < 8  # not held up behind the 10 s one
@@ -156,22 +157,17 @@ async def test_limits_left_early_do_not_pile_up() -> None:
 
 def test_under_uvloop_too() -> None:
     """uvloop's timers count in milliseconds: one may fire a little before its time."""
-    async def main() -> list[str]:
-        outcomes: list[str] = []
-
-        async def one(seconds: float) -> None:
-            try:
-                async with time_limit(seconds):
-                    await asyncio.sleep(30)
-            except TimeoutError:
-                outcomes.append(f"{seconds}")
+    async def main() -> list[object]:
+        outcomes: list[object] = []
 
         async def quick() -> None:
             async with time_limit(5):
                 await asyncio.sleep(0)
             outcomes.append("quick")
 
-        await asyncio.gather(one(0.0105), one(0.0101), quick(), one(0.05))
+        await asyncio.gather(_cut_after(time_limit, 0.0105, outcomes),
+                             _cut_after(time_limit, 0.0101, outcomes), quick(),
+                             _cut_after(time_limit, 0.05, outcomes))
         return outcomes
 
-    assert uvloop.run(main()) == ["quick", "0.0101", "0.0105", "0.05"]
+    assert uvloop.run(main()) == ["quick", 0.0101, 0.0105, 0.05]

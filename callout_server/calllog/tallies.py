@@ -57,8 +57,8 @@ C = TypeVar("C", Count, Spread)
 class _Family(Collector, Generic[C]):
     """A family's children by label values; `_child()` makes one."""
 
-    def __init__(self, name: str, documentation: str, labelnames: Sequence[str],
-                 registry: CollectorRegistry) -> None:
+    def __init__(self, name: str, documentation: str, labelnames: Sequence[str], *,
+                 registry: CollectorRegistry = REGISTRY) -> None:
         self.name, self.documentation, self.labelnames = name, documentation, tuple(labelnames)
         self._children: dict[tuple[str, ...], C] = {}
         registry.register(self)
@@ -77,10 +77,6 @@ class _Family(Collector, Generic[C]):
 
 class Counters(_Family[Count]):
     """A counter family (`name` without `_total`) of `Count` children, one per label values."""
-
-    def __init__(self, name: str, documentation: str, labelnames: Sequence[str], *,
-                 registry: CollectorRegistry = REGISTRY) -> None:
-        super().__init__(name, documentation, labelnames, registry)
 
     def _child(self) -> Count:
         return Count()
@@ -101,7 +97,7 @@ class Histograms(_Family[Spread]):
     def __init__(self, name: str, documentation: str, labelnames: Sequence[str],
                  buckets: Sequence[float], *, registry: CollectorRegistry = REGISTRY) -> None:
         self.bounds = tuple(sorted(float(b) for b in buckets if b != float("inf")))
-        super().__init__(name, documentation, labelnames, registry)
+        super().__init__(name, documentation, labelnames, registry=registry)
 
     def _child(self) -> Spread:
         return Spread(self.bounds)
