@@ -34,6 +34,7 @@ EXPECTED = {
     "SentenceBatcher",
     "TargetPolicy",
     "TextDelta",
+    "TimeLimit",
     "ToolCall",
     "Usage",
     "check_api_key",
@@ -48,6 +49,7 @@ EXPECTED = {
     "same_origin",
     "speakable",
     "time_limit",
+    "time_limit_at",
 }
 # Values rather than classes or functions: checked to be the package's own objects.
 CONSTANTS = {"MASK": "masking", "PROTECTED_BODY_KEYS": "config", "TIER_PRIORITY": "config",

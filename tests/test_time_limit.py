@@ -1,7 +1,8 @@
 """`time_limit`: asyncio.timeout's behaviour, one loop timer for all the limits of a loop.
 
-Each scenario runs under both, `asyncio.timeout` and `time_limit`, and must end the same
-way: the model calls' time limits (the client's total, a probe's) rely on exactly that.
+Each scenario runs under `asyncio.timeout`, `time_limit` and `time_limit_at` (given the same
+delay as a loop time), and must end the same way: the model calls' time limits (a call's
+deadline, the client's total, a probe's) rely on exactly that.
 """
 
 from __future__ import annotations
@@ -14,11 +15,16 @@ from typing import Any
 import pytest
 import uvloop
 
-from callout_server.llm import time_limit
+from callout_server.llm import TimeLimit, time_limit, time_limit_at
 from callout_server.llm.timeouts import _timer
 
-LIMITS = pytest.mark.parametrize("limit", [asyncio.timeout, time_limit],
-                                 ids=["asyncio", "time_limit"])
+
+def _at(delay: float | None) -> TimeLimit:
+    return time_limit_at(None if delay is None else asyncio.get_running_loop().time() + delay)
+
+
+LIMITS = pytest.mark.parametrize("limit", [asyncio.timeout, time_limit, _at],
+                                 ids=["asyncio", "time_limit", "time_limit_at"])
 Limit = Callable[[float | None], Any]
 
 

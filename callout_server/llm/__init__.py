@@ -20,7 +20,8 @@ this one (an import contract in `pyproject.toml`):
                     has_url_credentials, same_origin
     text            SentenceBatcher, join_sentences, speakable (chat speech);
                     extract_json_object, JSONExtractionError (NLU answers)
-    time limits     time_limit (asyncio.timeout's behaviour, one loop timer for all calls)
+    time limits     time_limit, time_limit_at, TimeLimit (asyncio.timeout's and timeout_at's
+                    behaviour, one loop timer for all calls)
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ from callout_server.llm.speech import speakable
 from callout_server.llm.stream import LLMStream
 from callout_server.llm.targets import Refusal, TargetPolicy
 from callout_server.llm.thinking import effective_thinking
-from callout_server.llm.timeouts import time_limit
+from callout_server.llm.timeouts import TimeLimit, time_limit, time_limit_at
 from callout_server.llm.transport import PoolLimits
 
 if TYPE_CHECKING:
@@ -105,6 +106,7 @@ __all__ = [
     "SentenceBatcher",
     "TargetPolicy",
     "TextDelta",
+    "TimeLimit",
     "ToolCall",
     "Usage",
     "check_api_key",
@@ -119,4 +121,5 @@ __all__ = [
     "same_origin",
     "speakable",
     "time_limit",
+    "time_limit_at",
 ]

@@ -154,3 +154,8 @@ def time_limit(delay: float | None) -> TimeLimit:
     """A time limit of `delay` seconds from now (None: none), as `asyncio.timeout(delay)`."""
     loop, timer = _timer()
     return TimeLimit(None if delay is None else loop.time() + delay, timer)
+
+
+def time_limit_at(when: float | None) -> TimeLimit:
+    """A time limit at `when`, in loop time (None: none), as `asyncio.timeout_at(when)`."""
+    return TimeLimit(when, _timer()[1])

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import asyncio
 
-from callout_server.llm import Diagnostic, Locale
+from callout_server.llm import Diagnostic, Locale, TimeLimit, time_limit_at
 
 # A probe while other endpoints could still answer gets at most this share of what is left,
 # so a replica that came back hanging cannot eat the caller's whole deadline.
@@ -62,9 +62,10 @@ class Deadline:
         left = self.remaining()
         return None if left is None else max(left * PROBE_SHARE, 0.0)
 
-    def scope(self) -> asyncio.Timeout:
-        """The timeout that ends the call at the deadline (none without one)."""
-        return asyncio.timeout_at(self.at)
+    def scope(self) -> TimeLimit:
+        """The time limit that ends the call at the deadline (none without one): the shared
+        loop timer's (llm/timeouts.py), one of these per decision."""
+        return time_limit_at(self.at)
 
     def exceeded(self, locale: Locale, max_tokens: int | None) -> Diagnostic:
         assert self.seconds is not None
