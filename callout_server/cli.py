@@ -8,7 +8,7 @@ import math
 import os
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from callout_server.emulator.pace import add_pace_arguments
 from callout_server.logs import LOG_FORMATS, LOG_LEVELS, log_config
@@ -33,6 +33,9 @@ _CONNECTION_OPTIONS = {"keepalive_timeout": "CALLOUT_KEEPALIVE_TIMEOUT_S",
                        "max_connections": "CALLOUT_MAX_CONNECTIONS"}
 
 
+APP = "callout_server.app:create_app"
+
+
 def _serve(args: argparse.Namespace) -> None:
     import uvicorn
 
@@ -41,6 +44,7 @@ def _serve(args: argparse.Namespace) -> None:
         raise_open_files_limit,
         uvicorn_protocol,
     )
+    from callout_server.api.workers import ReusePortWorkers, reuse_port_available
 
     for option, variable in _CONNECTION_OPTIONS.items():
         if getattr(args, option) is not None:  # the workers load the settings themselves
@@ -62,8 +66,7 @@ def _serve(args: argparse.Namespace) -> None:
                               header_timeout_s=server.header_timeout_s,
                               body_timeout_s=server.body_timeout_s,
                               max_connections=server.max_connections, locale=server.locale)
-    uvicorn.run(
-        "callout_server.app:create_app",
+    options: dict[str, Any] = dict(
         factory=True,
         host=args.host or server.host,
         port=args.port or server.port,
@@ -84,6 +87,11 @@ def _serve(args: argparse.Namespace) -> None:
         proxy_headers=bool(trusted),
         forwarded_allow_ips=trusted or None,
     )
+    if args.workers > 1 and reuse_port_available():
+        # A listening socket per worker, so connections spread over them (api/workers.py).
+        ReusePortWorkers(uvicorn.Config(APP, **options)).run()
+    else:
+        uvicorn.run(APP, **options)
 
 
 def _open_files(settings: Settings, raise_limit: Callable[[int], tuple[int, int]]) -> None:
