@@ -5,7 +5,9 @@ dialer's burst of keep-alive connections lands mostly on one worker. Here, on a 
 `serve --workers 2`: each worker listens on a socket of its own and the supervisor holds
 none (a socket it kept would take its share of connections and never accept them); a burst
 of connections reaches both workers; a worker killed takes its socket out of the group, its
-replacement listens on a new one, and no connection is lost to the dead one meanwhile.
+replacement listens on a new one, and no connection is lost to the dead one meanwhile; a
+rolling restart (SIGHUP) leaves each new worker with a socket of its own and the old ones'
+gone; an address another program holds is refused before any worker starts.
 """
 
 from __future__ import annotations
@@ -127,6 +129,24 @@ async def test_a_killed_worker_takes_its_socket_and_its_replacement_listens(
     finally:
         for _, writer in connections:
             writer.close()
+
+
+async def test_a_rolling_restart_gives_each_new_worker_its_own_socket(
+        two_workers: ServerProcess) -> None:
+    server = two_workers
+    old = set(_workers(server.proc.pid))
+    os.kill(server.proc.pid, signal.SIGHUP)  # uvicorn's rolling restart, one worker at a time
+
+    def replaced() -> bool:
+        workers = set(_workers(server.proc.pid))
+        return len(workers) == 2 and not workers & old \
+            and set(_listening(server.port).values()) == workers
+
+    await wait_until(replaced, timeout_s=60)
+    async with httpx.AsyncClient(base_url=server.url, timeout=5,
+                                 headers={"connection": "close"}) as client:
+        for _ in range(10):
+            assert (await client.get("/healthz")).status_code == 200
 
 
 async def test_an_address_taken_by_another_program_is_refused_at_start(
