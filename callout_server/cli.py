@@ -196,12 +196,13 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", help="address to bind (default: [server] host, 127.0.0.1)")
     serve.add_argument("--port", type=int, help="port to bind (default: [server] port, 8080)")
     serve.add_argument("--workers", type=int, default=1,
-                       help="worker processes on this port (default 1). They follow "
-                            "configuration changes through Redis, else by polling the "
-                            "database every [redis] poll_interval_s (SQLite too). Chat "
-                            "sessions live in one worker: serve the chat tier with one "
-                            "worker per port behind a balancer sticky on call_id "
-                            "(docs/chat.md)")
+                       help="worker processes on this port (default 1), each with a "
+                            "listening socket of its own (SO_REUSEPORT: the kernel spreads "
+                            "connections over them). They follow configuration changes "
+                            "through Redis, else by polling the database every [redis] "
+                            "poll_interval_s (SQLite too). Without Redis, chat sessions live "
+                            "in one worker: serve the chat tier with one worker per port "
+                            "behind a balancer sticky on call_id (docs/chat.md)")
     serve.add_argument("--forwarded-allow-ips", metavar="IPS",
                        help="proxies whose X-Forwarded-For is trusted, comma-separated IPs or "
                             "CIDRs, or '*' (default: [server] forwarded_allow_ips or "
