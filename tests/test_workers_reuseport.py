@@ -59,9 +59,10 @@ def _listening(port: int) -> dict[str, int | None]:
     return holders
 
 
-async def _burst(port: int, n: int) -> list[tuple[asyncio.StreamReader, asyncio.StreamWriter]]:
-    """`n` keep-alive connections opened at once, each answered once (so it was accepted)."""
-    async def one() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+async def _burst(port: int, workers: list[int]) -> dict[int, int]:
+    """`BURST` keep-alive connections opened at once, each answered once (so accepted):
+    how many of them each of `workers` holds."""
+    async def one() -> asyncio.StreamWriter:
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
         writer.write(b"GET /healthz HTTP/1.1\r\nhost: test\r\n\r\n")
         head = await reader.readuntil(b"\r\n\r\n")
@@ -69,9 +70,21 @@ async def _burst(port: int, n: int) -> list[tuple[asyncio.StreamReader, asyncio.
         length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
                       if line.lower().startswith(b"content-length:"))
         await reader.readexactly(length)
-        return reader, writer
+        return writer
 
-    return list(await asyncio.gather(*(one() for _ in range(n))))
+    writers = await asyncio.gather(*(one() for _ in range(BURST)))
+    try:
+        return {pid: _clients_held(pid, port) for pid in workers}
+    finally:
+        for writer in writers:
+            writer.close()
+
+
+async def _served_on_new_connections(server: ServerProcess, n: int) -> None:
+    async with httpx.AsyncClient(base_url=server.url, timeout=5,
+                                 headers={"connection": "close"}) as client:
+        for _ in range(n):  # a new connection each
+            assert (await client.get("/healthz")).status_code == 200
 
 
 @pytest.fixture
@@ -94,16 +107,11 @@ async def test_each_worker_listens_on_its_own_socket_and_a_burst_reaches_both(
     workers = _workers(server.proc.pid)
     holders = _listening(server.port)
     assert sorted(holders.values()) == sorted(workers), (holders, workers)  # not the supervisor
-    connections = await _burst(server.port, BURST)
-    try:
-        held = {pid: _clients_held(pid, server.port) for pid in workers}
-        assert sum(held.values()) == BURST, held
-        # The kernel's hash: 32 connections over two sockets put fewer than 4 on one about
-        # once in a hundred thousand runs; the shared socket put nearly all on one.
-        assert min(held.values()) >= 4, f"the burst went to one worker: {held}"
-    finally:
-        for _, writer in connections:
-            writer.close()
+    held = await _burst(server.port, workers)
+    assert sum(held.values()) == BURST, held
+    # The kernel's hash: 32 connections over two sockets put fewer than 4 on one about once
+    # in a hundred thousand runs; the shared socket put nearly all on one.
+    assert min(held.values()) >= 4, f"the burst went to one worker: {held}"
 
 
 async def test_a_killed_worker_takes_its_socket_and_its_replacement_listens(
@@ -114,21 +122,13 @@ async def test_a_killed_worker_takes_its_socket_and_its_replacement_listens(
     await wait_until(lambda: victim not in _listening(server.port).values(), timeout_s=30)
     # Before its replacement listens, every new connection is the survivor's: the dead
     # worker's socket left the group with it (a copy the supervisor kept would hold it).
-    async with httpx.AsyncClient(base_url=server.url, timeout=5,
-                                 headers={"connection": "close"}) as client:
-        for _ in range(20):  # a new connection each
-            assert (await client.get("/healthz")).status_code == 200
+    await _served_on_new_connections(server, 20)
     assert server.proc.pid not in _listening(server.port).values()
     await wait_until(lambda: len(_workers(server.proc.pid)) == 2
                      and len(_listening(server.port)) == 2, timeout_s=60)
     replacement = (set(_workers(server.proc.pid)) - {survivor}).pop()
     assert set(_listening(server.port).values()) == {survivor, replacement}
-    connections = await _burst(server.port, BURST)
-    try:
-        assert _clients_held(replacement, server.port) >= 4
-    finally:
-        for _, writer in connections:
-            writer.close()
+    assert (await _burst(server.port, [replacement]))[replacement] >= 4
 
 
 async def test_a_rolling_restart_gives_each_new_worker_its_own_socket(
@@ -143,10 +143,7 @@ async def test_a_rolling_restart_gives_each_new_worker_its_own_socket(
             and set(_listening(server.port).values()) == workers
 
     await wait_until(replaced, timeout_s=60)
-    async with httpx.AsyncClient(base_url=server.url, timeout=5,
-                                 headers={"connection": "close"}) as client:
-        for _ in range(10):
-            assert (await client.get("/healthz")).status_code == 200
+    await _served_on_new_connections(server, 10)
 
 
 async def test_an_address_taken_by_another_program_is_refused_at_start(
