@@ -2,8 +2,8 @@
 
 uvicorn binds one socket and hands it to every worker. The worker that wakes first accepts
 whatever connections wait, so a dialer that opens its keep-alive connections at once lands
-most of them on one worker, and they stay there: 17.4 s of CPU on one worker against 8.7 s
-on the other in one run (bench/README.md, "--workers 2"), the second worker half idle while
+most of them on one worker, and they stay there: 19.7 s of CPU on one worker against 6.3 s
+on the other in one run (bench/README.md, "Phase 5"), the second worker mostly idle while
 the first queues. Here each worker gets its own socket, bound to the same address with
 SO_REUSEPORT: the kernel spreads new connections over the listening sockets of the group by
 a hash of their addresses (nginx's `reuseport`), whichever worker is awake.
