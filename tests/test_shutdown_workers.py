@@ -25,47 +25,10 @@ from tests.fixtures.app import ServerProcess
 from tests.fixtures.calllog import stored, wait_until
 from tests.fixtures.database import SERVICE_HEADERS, reset_tables
 from tests.fixtures.database import test_env as worker_env
+from tests.fixtures.processes import clients_held, worker_pids
 from tests.test_shutdown_streams import GRACE_S, Vendor, sigterm_and_read
 
 MAX_STREAMS = 24
-
-
-def _workers(pid: int) -> list[int]:
-    """The worker processes uvicorn's supervisor `pid` spawned (not its resource tracker)."""
-    found: list[int] = []
-    for task in os.listdir(f"/proc/{pid}/task"):
-        with open(f"/proc/{pid}/task/{task}/children") as f:
-            found += [int(p) for p in f.read().split()]
-    workers = []
-    for child in found:
-        try:
-            with open(f"/proc/{child}/cmdline", "rb") as f:
-                if b"spawn_main" in f.read():
-                    workers.append(child)
-        except OSError:
-            continue
-    return workers
-
-
-def _clients_held(pid: int, port: int) -> int:
-    """Established connections to `port` whose socket the process `pid` holds."""
-    inodes = set()
-    for fd in os.listdir(f"/proc/{pid}/fd"):
-        try:
-            target = os.readlink(f"/proc/{pid}/fd/{fd}")
-        except OSError:
-            continue
-        if target.startswith("socket:["):
-            inodes.add(target[8:-1])
-    held = 0
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        with open(table) as f:
-            for line in f.read().splitlines()[1:]:
-                fields = line.split()
-                local_port = int(fields[1].rsplit(":", 1)[1], 16)
-                if local_port == port and fields[3] == "01" and fields[9] in inodes:
-                    held += 1
-    return held
 
 
 def _alive(pid: int) -> bool:
@@ -87,8 +50,8 @@ async def test_sigterm_to_two_workers_ends_every_stream_and_the_whole_tree_exits
                            args=["--workers", "2"])
     try:
         await server.wait_ready()
-        await wait_until(lambda: len(_workers(server.proc.pid)) == 2, timeout_s=30)
-        workers = _workers(server.proc.pid)
+        await wait_until(lambda: len(worker_pids(server.proc.pid)) == 2, timeout_s=30)
+        workers = worker_pids(server.proc.pid)
         async with AsyncExitStack() as stack:
             readers = []
             for i in range(MAX_STREAMS):
@@ -105,9 +68,9 @@ async def test_sigterm_to_two_workers_ends_every_stream_and_the_whole_tree_exits
                 readers.append(stream.aiter_lines())
                 opened = len(readers)
                 await wait_until(lambda: vendor.serving == opened)  # noqa: B023 (awaited here)
-                if i >= 1 and all(_clients_held(pid, server.port) for pid in workers):
+                if i >= 1 and all(clients_held(pid, server.port) for pid in workers):
                     break
-            held = {pid: _clients_held(pid, server.port) for pid in workers}
+            held = {pid: clients_held(pid, server.port) for pid in workers}
             assert all(held.values()), f"one worker accepted every connection: {held}"
             signalled, ended_after = await sigterm_and_read(server.proc, readers)
         assert ended_after < 1.5, ended_after  # at once, on both workers

@@ -27,36 +27,11 @@ from callout_server.api.workers import reuse_port_available
 from tests.fixtures.app import ServerProcess, free_port
 from tests.fixtures.calllog import wait_until
 from tests.fixtures.database import test_env as worker_env
-from tests.test_shutdown_workers import _clients_held, _workers
+from tests.fixtures.processes import clients_held, listening, worker_pids
 
 pytestmark = pytest.mark.skipif(not reuse_port_available(), reason="no SO_REUSEPORT here")
 
 BURST = 32
-
-
-def _listening(port: int) -> dict[str, int | None]:
-    """Listening sockets on `port`: inode -> the pid that holds it (None: nobody we see)."""
-    inodes: list[str] = []
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        with open(table) as f:
-            for line in f.read().splitlines()[1:]:
-                fields = line.split()
-                if int(fields[1].rsplit(":", 1)[1], 16) == port and fields[3] == "0A":
-                    inodes.append(fields[9])
-    holders: dict[str, int | None] = dict.fromkeys(inodes)
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            fds = os.listdir(f"/proc/{pid}/fd")
-        except OSError:
-            continue
-        for fd in fds:
-            try:
-                target = os.readlink(f"/proc/{pid}/fd/{fd}")
-            except OSError:
-                continue
-            if target.startswith("socket:[") and target[8:-1] in holders:
-                holders[target[8:-1]] = int(pid)
-    return holders
 
 
 async def _burst(port: int, workers: list[int]) -> dict[int, int]:
@@ -74,7 +49,7 @@ async def _burst(port: int, workers: list[int]) -> dict[int, int]:
 
     writers = await asyncio.gather(*(one() for _ in range(BURST)))
     try:
-        return {pid: _clients_held(pid, port) for pid in workers}
+        return {pid: clients_held(pid, port) for pid in workers}
     finally:
         for writer in writers:
             writer.close()
@@ -94,8 +69,8 @@ async def two_workers(pg_url: str, redis_url: str, redis_prefix: str,
                            tmp_path / "reuseport.log", "reuseport", args=["--workers", "2"])
     try:
         await server.wait_ready()
-        await wait_until(lambda: len(_workers(server.proc.pid)) == 2
-                         and len(_listening(server.port)) == 2, timeout_s=60)
+        await wait_until(lambda: len(worker_pids(server.proc.pid)) == 2
+                         and len(listening(server.port)) == 2, timeout_s=60)
         yield server
     finally:
         server.stop()
@@ -104,8 +79,8 @@ async def two_workers(pg_url: str, redis_url: str, redis_prefix: str,
 async def test_each_worker_listens_on_its_own_socket_and_a_burst_reaches_both(
         two_workers: ServerProcess) -> None:
     server = two_workers
-    workers = _workers(server.proc.pid)
-    holders = _listening(server.port)
+    workers = worker_pids(server.proc.pid)
+    holders = listening(server.port)
     assert sorted(holders.values()) == sorted(workers), (holders, workers)  # not the supervisor
     held = await _burst(server.port, workers)
     assert sum(held.values()) == BURST, held
@@ -117,30 +92,30 @@ async def test_each_worker_listens_on_its_own_socket_and_a_burst_reaches_both(
 async def test_a_killed_worker_takes_its_socket_and_its_replacement_listens(
         two_workers: ServerProcess) -> None:
     server = two_workers
-    victim, survivor = _workers(server.proc.pid)
+    victim, survivor = worker_pids(server.proc.pid)
     os.kill(victim, signal.SIGKILL)
-    await wait_until(lambda: victim not in _listening(server.port).values(), timeout_s=30)
+    await wait_until(lambda: victim not in listening(server.port).values(), timeout_s=30)
     # Before its replacement listens, every new connection is the survivor's: the dead
     # worker's socket left the group with it (a copy the supervisor kept would hold it).
     await _served_on_new_connections(server, 20)
-    assert server.proc.pid not in _listening(server.port).values()
-    await wait_until(lambda: len(_workers(server.proc.pid)) == 2
-                     and len(_listening(server.port)) == 2, timeout_s=60)
-    replacement = (set(_workers(server.proc.pid)) - {survivor}).pop()
-    assert set(_listening(server.port).values()) == {survivor, replacement}
+    assert server.proc.pid not in listening(server.port).values()
+    await wait_until(lambda: len(worker_pids(server.proc.pid)) == 2
+                     and len(listening(server.port)) == 2, timeout_s=60)
+    replacement = (set(worker_pids(server.proc.pid)) - {survivor}).pop()
+    assert set(listening(server.port).values()) == {survivor, replacement}
     assert (await _burst(server.port, [replacement]))[replacement] >= 4
 
 
 async def test_a_rolling_restart_gives_each_new_worker_its_own_socket(
         two_workers: ServerProcess) -> None:
     server = two_workers
-    old = set(_workers(server.proc.pid))
+    old = set(worker_pids(server.proc.pid))
     os.kill(server.proc.pid, signal.SIGHUP)  # uvicorn's rolling restart, one worker at a time
 
     def replaced() -> bool:
-        workers = set(_workers(server.proc.pid))
+        workers = set(worker_pids(server.proc.pid))
         return len(workers) == 2 and not workers & old \
-            and set(_listening(server.port).values()) == workers
+            and set(listening(server.port).values()) == workers
 
     await wait_until(replaced, timeout_s=60)
     await _served_on_new_connections(server, 10)
