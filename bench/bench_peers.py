@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/bench_peers.py [--rounds 4] [--seconds 3] [--concurrency 1,16,64]
                                           [--workers 1] [--no-tensorzero] [--server uvicorn]
+                                          [--floor]
 
 Processes, all on loopback:
   upstream    the fixed-answer aiohttp upstream of bench_nlu.py (uvloop), its own process
@@ -13,6 +14,9 @@ Processes, all on loopback:
               (`chat_template_kwargs` put in by its provider's `extra_body`). Installed on the
               first run into its own venv, /tmp/peer-tz-venv (never a project dependency, never
               in the test suite); `--no-tensorzero` leaves it out
+  python-floor  with `--floor`: bench/floor_proxy.py, a bare Python proxy (uvloop, httptools,
+              our client pool) sent the upstream request unchanged: the two HTTP exchanges a
+              Python gateway cannot avoid, nothing else
   this        the load generator: closed loop, one aiohttp session per target, uvloop
 
 For each concurrency, `--rounds` rounds; each round runs a direct segment (straight to the
@@ -286,7 +290,8 @@ def report_cell(inflight: int, cells: dict[str, Cell], paired: dict[str, Cell],
 
 def start_ours(port: int, upstream: str, database_url: str, workdir: str, workers: int,
                server: str, extra_env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
-    """`server`: uvicorn (what `serve` runs), granian-direct or uvicorn-direct; with `@PATH`,
+    """`server`: uvicorn (what `serve` runs), granian-direct, uvicorn-direct or minimal
+    (bench/floor_proxy.py --app: the app on a bare protocol); with `@PATH`,
     the code of another checkout at PATH (e.g. a worktree of the commit before a change),
     with that checkout's config.toml (an older one refuses settings it does not know) and,
     if it has one, its own `.venv` (the same code under another interpreter)."""
@@ -318,6 +323,8 @@ def start_ours(port: int, upstream: str, database_url: str, workdir: str, worker
         cmd = [python, "-c", "import uvicorn; uvicorn.run('callout_server.app:create_app', "
                f"factory=True, host='127.0.0.1', port={port}, workers={workers}, loop='uvloop', "
                "http='httptools', access_log=False, log_level='warning', proxy_headers=False)"]
+    elif server == "minimal":  # the whole app on the least an ASGI server does
+        cmd = [python, str(ROOT / "bench" / "floor_proxy.py"), "--app", str(port)]
     elif server != "uvicorn":
         cmd += ["--server", server]
     return subprocess.Popen(cmd, env=env, cwd=workdir)
@@ -368,6 +375,14 @@ async def run(args: argparse.Namespace, tz_python: Path | None, commit: str) -> 
             hubs = [Target(name, f"http://127.0.0.1:{port}/api/nlu/decide", orjson.dumps(DECIDE),
                            {**json_ct, "authorization": f"Bearer {SERVICE_TOKEN}"}, proc.pid)
                     for name, port, proc in ours]
+            if args.floor:  # the Python floor: two HTTP exchanges and nothing else
+                port = free_port()
+                floor = subprocess.Popen(  # noqa: ASYNC220 - nothing runs on the loop yet
+                    [sys.executable, str(ROOT / "bench" / "floor_proxy.py"), str(port), upstream])
+                procs.append(floor)
+                wait_port(port, floor, "floor proxy")
+                hubs.append(Target("python-floor", f"http://127.0.0.1:{port}/", body, json_ct,
+                                   floor.pid, expect=b'"choices"'))
             if tz_python is not None:
                 tz, tz_url = start_tensorzero(tz_python, upstream, workdir)
                 procs.append(tz)
@@ -428,5 +443,8 @@ if __name__ == "__main__":
                              "SERVER@PATH runs the code of the checkout at PATH "
                              "(uvicorn@/tmp/base,uvicorn: before and after, in one run)")
     parser.add_argument("--no-tensorzero", dest="tensorzero", action="store_false")
+    parser.add_argument("--floor", action="store_true",
+                        help="add bench/floor_proxy.py as a hub: a bare Python proxy on our "
+                             "client pool, the least any Python gateway costs per request")
     parser.add_argument("--json-out")
     main(parser.parse_args())
