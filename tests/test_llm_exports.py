@@ -12,6 +12,7 @@ EXPECTED = {
     "DIALECTS",
     "MASK",
     "PROTECTED_BODY_KEYS",
+    "RETRY_AFTER_MAX_S",
     "TIER_PRIORITY",
     "ApiStyle",
     "Completion",
@@ -53,6 +54,7 @@ EXPECTED = {
 }
 # Values rather than classes or functions: checked to be the package's own objects.
 CONSTANTS = {"MASK": "masking", "PROTECTED_BODY_KEYS": "config", "TIER_PRIORITY": "config",
+             "RETRY_AFTER_MAX_S": "transport",
              "ApiStyle": "config",
              "Locale": "diagnostics"}
 

@@ -79,6 +79,23 @@ def test_cool_down_backs_off_and_a_probe_answer_heals() -> None:
     assert ep.state(now + 23.0) == "healthy" and ep.ejections == 0
 
 
+def test_an_endpoint_down_for_long_keeps_its_capped_cool_down() -> None:
+    """Each failed call while cooling (a last-resort call: the pool has nowhere else to go,
+    so at the dialers' rate) doubles the backoff once more; past 1,024 of them 2 ** n times
+    a float overflowed, and every later failure raised OverflowError instead of an answer."""
+    policy = HealthPolicy(base_cooldown_s=0.5, max_cooldown_s=8.0)
+    ep = _state("http://a/v1", policy=policy)
+    now = 100.0
+    for i in range(3000):
+        ep.failed(_error("connect_error"), 0.01, now)
+        assert ep.cooldown_until == now + (0.5 * 2 ** i if i < 4 else 8.0)
+    assert ep.state(now) == "cooling_down"
+    ep.failed(_error("upstream_error", 429, retry_after=30.0), 0.01, now)
+    assert ep.cooldown_until == now + 30.0  # Retry-After still wins over the cap
+    ep.answered(0.02, now + 31.0)
+    assert ep.state(now + 31.0) == "healthy" and ep.ejections == 0
+
+
 def test_what_counts_against_an_endpoint() -> None:
     ep = _state("http://a/v1")
     for harmless in (_error("upstream_error", 400), _error("truncated"), _error("empty_output"),

@@ -16,9 +16,17 @@ from typing import Any
 import pytest
 
 from callout_server.config.health_bus import RedisHealthChannel
-from callout_server.llm import Diagnostic, Endpoint, LLMCallError, LLMClient, LLMConfig
+from callout_server.llm import (
+    RETRY_AFTER_MAX_S,
+    Diagnostic,
+    Endpoint,
+    LLMCallError,
+    LLMClient,
+    LLMConfig,
+)
 from callout_server.upstream import HealthNotice, HealthPolicy, Upstreams
-from callout_server.upstream.endpoint import EndpointState
+from callout_server.upstream.endpoint import MAX_DOUBLINGS, EndpointState
+from callout_server.upstream.shared_health import endpoint_id
 from tests.fixtures.app import free_port
 
 FAST = HealthPolicy(base_cooldown_s=0.3, max_cooldown_s=2.0)
@@ -165,6 +173,26 @@ async def test_an_unreachable_redis_leaves_each_worker_its_own_view(workers: Any
     await wait_until(lambda: dead.probe_due(time.monotonic()), 2.0)  # probes on its own
     assert pool.pick(time.monotonic(), lone.ups.rng) == (dead, True)
     assert await lone.channel.lease("x", 1.0) is None
+
+
+async def test_a_peers_numbers_are_bounded_as_our_own(workers: Any) -> None:
+    """Redis holds whatever any client wrote: a notice of an endless cool-down or of a
+    billion ejections leaves the endpoint out for no longer than a Retry-After could, and
+    its own next failure still computes a backoff (2.0 ** a billion overflowed)."""
+    w = await workers()
+    assert w.ups.shared is not None
+    dead = w.dead()
+    eid = endpoint_id(dead.config_key, dead.base_url)
+    w.ups.shared.receive(HealthNotice("cooled", eid, "elsewhere:1", float("nan"), 3))
+    assert dead.state() == "healthy"  # NaN: no verdict
+    now = time.monotonic()
+    w.ups.shared.receive(HealthNotice("cooled", eid, "elsewhere:1", float("inf"), 10**9))
+    assert dead.state() == "cooling_down"
+    assert now + RETRY_AFTER_MAX_S - 1 <= dead.cooldown_until \
+        <= time.monotonic() + RETRY_AFTER_MAX_S
+    assert dead.ejections <= MAX_DOUBLINGS
+    dead.failed(_connect_error(), 0.01, dead.cooldown_until)
+    assert dead.cooldown_until <= time.monotonic() + RETRY_AFTER_MAX_S + FAST.max_cooldown_s
 
 
 def test_a_notice_travels_as_json_and_a_bad_one_is_dropped() -> None:

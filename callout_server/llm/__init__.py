@@ -14,7 +14,8 @@ this one (an import contract in `pyproject.toml`):
 
     the client      LLMClient, LLMConfig, Endpoint, Price, ApiStyle, LLMRequest, Completion, LLMStream
     events          Event, TextDelta, ReasoningDelta, ToolCall, Usage, Finish
-    verdicts        Diagnostic, Locale, LLMCallError
+    verdicts        Diagnostic, Locale, LLMCallError, RETRY_AFTER_MAX_S (the longest wait
+                    a vendor's Retry-After is believed for)
     vendors         DIALECTS, Dialect, resolve_dialect, effective_thinking, PROTECTED_BODY_KEYS
     keys and URLs   MASK, mask_api_key, mask_url, check_api_key, check_no_url_credentials,
                     has_url_credentials, same_origin
@@ -56,7 +57,7 @@ from callout_server.llm.stream import LLMStream
 from callout_server.llm.targets import Refusal, TargetPolicy
 from callout_server.llm.thinking import effective_thinking
 from callout_server.llm.timeouts import TimeLimit, time_limit, time_limit_at
-from callout_server.llm.transport import PoolLimits
+from callout_server.llm.transport import RETRY_AFTER_MAX_S, PoolLimits
 
 if TYPE_CHECKING:
     from callout_server.llm.json_extract import JSONExtractionError, extract_json_object
@@ -84,6 +85,7 @@ __all__ = [
     "DIALECTS",
     "MASK",
     "PROTECTED_BODY_KEYS",
+    "RETRY_AFTER_MAX_S",
     "TIER_PRIORITY",
     "ApiStyle",
     "Completion",

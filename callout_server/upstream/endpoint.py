@@ -43,6 +43,13 @@ class Drain:
     at: float
 
 
+# Cool-downs in a row past this many double the backoff no more (any base has reached any
+# cap long before). A dead endpoint gets the calls that have nowhere else to go, each one
+# a cool-down more, so the count runs into the thousands within minutes; unbounded, 2.0 ** n
+# overflowed past 1,024 and every later failure raised instead of answering.
+MAX_DOUBLINGS = 32
+
+
 @dataclass(frozen=True, slots=True)
 class HealthPolicy:
     failure_threshold: int = 3  # endpoint faults in a row before a cool-down
@@ -224,8 +231,9 @@ class EndpointState:
 
     def _cool_down(self, now: float, retry_after_s: float | None) -> None:
         p = self.policy
-        backoff = min(p.base_cooldown_s * (2 ** self.ejections), p.max_cooldown_s)
-        self.ejections += 1
+        doublings = min(self.ejections, MAX_DOUBLINGS)
+        backoff = min(p.base_cooldown_s * 2.0 ** doublings, p.max_cooldown_s)
+        self.ejections = doublings + 1
         self.cooling = True
         self.consecutive_failures = 0
         self.hedge_losses = 0

@@ -33,7 +33,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from callout_server.upstream.endpoint import EndpointState
+from callout_server.llm import RETRY_AFTER_MAX_S
+from callout_server.upstream.endpoint import MAX_DOUBLINGS, EndpointState
 
 log = logging.getLogger(__name__)
 
@@ -161,12 +162,17 @@ class SharedHealth:
                     state.ejections = 0
                     state.consecutive_failures = 0
             return
-        until = now + notice.cooldown_s
+        if notice.cooldown_s != notice.cooldown_s:  # NaN: no verdict
+            return
+        # A peer's numbers are bounded as this worker's own are (Redis holds whatever any
+        # client wrote there): no longer than a Retry-After may make a cool-down.
+        until = now + min(max(notice.cooldown_s, 0.0), RETRY_AFTER_MAX_S)
+        ejections = min(notice.ejections, MAX_DOUBLINGS)
         if not states:
-            self._heard[notice.endpoint] = (until, notice.ejections)
+            self._heard[notice.endpoint] = (until, ejections)
             return
         for state in states:
-            _adopt_cooldown(state, until, notice.ejections)
+            _adopt_cooldown(state, until, ejections)
         self._gate(notice.endpoint, max(s.cooldown_until for s in states))
 
     # -- the probe lease ---------------------------------------------------------------------
