@@ -290,8 +290,9 @@ def report_cell(inflight: int, cells: dict[str, Cell], paired: dict[str, Cell],
 
 def start_ours(port: int, upstream: str, database_url: str, workdir: str, workers: int,
                server: str, extra_env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
-    """`server`: uvicorn (what `serve` runs), granian-direct, uvicorn-direct or minimal
-    (bench/floor_proxy.py --app: the app on a bare protocol); with `@PATH`,
+    """`server`: uvicorn (what `serve` runs), granian-direct, uvicorn-direct, minimal
+    (bench/floor_proxy.py --app: the app on a bare protocol) or direct (the same, the
+    decision without the web layer); with `@PATH`,
     the code of another checkout at PATH (e.g. a worktree of the commit before a change),
     with that checkout's config.toml (an older one refuses settings it does not know) and,
     if it has one, its own `.venv` (the same code under another interpreter)."""
@@ -323,8 +324,9 @@ def start_ours(port: int, upstream: str, database_url: str, workdir: str, worker
         cmd = [python, "-c", "import uvicorn; uvicorn.run('callout_server.app:create_app', "
                f"factory=True, host='127.0.0.1', port={port}, workers={workers}, loop='uvloop', "
                "http='httptools', access_log=False, log_level='warning', proxy_headers=False)"]
-    elif server == "minimal":  # the whole app on the least an ASGI server does
-        cmd = [python, str(ROOT / "bench" / "floor_proxy.py"), "--app", str(port)]
+    elif server in ("minimal", "direct"):  # the app on the least an ASGI server does
+        flag = "--app" if server == "minimal" else "--direct"  # direct: no web layer
+        cmd = [python, str(ROOT / "bench" / "floor_proxy.py"), flag, str(port)]
     elif server != "uvicorn":
         cmd += ["--server", server]
     return subprocess.Popen(cmd, env=env, cwd=workdir)

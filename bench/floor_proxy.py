@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/floor_proxy.py PORT UPSTREAM_URL
     .venv/bin/python bench/floor_proxy.py --app PORT      # settings from CALLOUT_* as serve
+    .venv/bin/python bench/floor_proxy.py --direct PORT   # the same, the decision without the web layer
 
 A keep-alive HTTP/1.1 server on uvloop (an `asyncio.Protocol` with httptools' request parser,
 what uvicorn uses) that forwards each POST body unchanged to `UPSTREAM_URL/chat/completions`
@@ -17,12 +18,20 @@ a scope, one `receive` message, the response written once. Beside `serve` (uvico
 connection guards), what the HTTP server itself costs a decision above that minimum: for
 measuring only (no limits, no timers, no keep-alive expiry, no shutdown drain, no errors
 handled), never to serve with.
+
+`--direct`: as `--app`, but `POST /api/nlu/decide` skips the ASGI app: the body validated
+into a `DecideRequest`, `NluService.decide()` (prompt, the call, parsing, extraction,
+validation, the call-log record, so the writer's work too), the `Decision` encoded. No edge,
+no authentication, no service key, no routing: beside `--app`, what the web layer costs.
 """
 
 from __future__ import annotations
 
 import asyncio
 import sys
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import httptools
 import uvloop
@@ -65,8 +74,8 @@ class Proxy(asyncio.Protocol):
 class AppServer(asyncio.Protocol):
     """One request at a time per connection (keep-alive, no pipelining: what the loadgen does)."""
 
-    def __init__(self, app: object, state: dict) -> None:
-        self.app, self.state = app, state
+    def __init__(self, app: object, state: dict, direct: Any = None) -> None:
+        self.app, self.state, self.direct = app, state, direct
         self.parser = httptools.HttpRequestParser(self)
         self.transport: asyncio.Transport | None = None
         self.url = b""
@@ -120,17 +129,34 @@ class AppServer(asyncio.Protocol):
                     self.transport.write(b"".join(head) + b"content-length: %d\r\n\r\n"
                                          % len(data) + data)
 
+        if self.direct is not None and scope["path"] == "/api/nlu/decide":
+            await self.decide_direct(body, send)
+            return
         await self.app(scope, receive, send)  # type: ignore[operator]
 
+    async def decide_direct(self, body: bytes, send: Callable[[dict], Awaitable[None]]) -> None:
+        """The decision without the web layer: decode, `NluService.decide`, encode. No edge,
+        no authentication, no service key, no route: what the web layer costs, by difference."""
+        from callout_server.tiers.nlu.schemas import DecideRequest
 
-async def serve_app(port: int) -> None:
+        decision = await self.direct.decide(DecideRequest.model_validate_json(body),
+                                            received_at=time.perf_counter())
+        content = decision.__pydantic_serializer__.to_json(decision)
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"application/json")]})
+        await send({"type": "http.response.body", "body": content})
+
+
+async def serve_app(port: int, direct: bool) -> None:
     from callout_server.app import create_app
+    from callout_server.tiers.nlu.service import NluService
 
     app = create_app()
     loop = asyncio.get_running_loop()
     async with app.router.lifespan_context(app) as state:
-        server = await loop.create_server(lambda: AppServer(app, state or {}), "127.0.0.1",
-                                          port, backlog=1024)
+        nlu = app.state.components[NluService] if direct else None
+        server = await loop.create_server(lambda: AppServer(app, state or {}, nlu),
+                                          "127.0.0.1", port, backlog=1024)
         async with server:
             await server.serve_forever()
 
@@ -145,7 +171,7 @@ async def main(port: int, upstream: str) -> None:
 
 
 if __name__ == "__main__":
-    if sys.argv[1] == "--app":
-        uvloop.run(serve_app(int(sys.argv[2])))
+    if sys.argv[1] in ("--app", "--direct"):
+        uvloop.run(serve_app(int(sys.argv[2]), direct=sys.argv[1] == "--direct"))
     else:
         uvloop.run(main(int(sys.argv[1]), sys.argv[2]))
