@@ -19,6 +19,12 @@ Prints the CPU µs per decision of each round, then min and median.
 
 also runs, round after round in the same process, the app with `LeanDispatch` taken out (every
 request found by FastAPI's router), and prints both and their per-round ratio.
+
+    .venv/bin/python bench/bench_asgi.py --direct-too
+
+also runs, round after round, the decision without the web layer (the body validated, the
+service's `decide()`, the answer encoded: no edge, identity, key, routing or FastAPI), and
+prints both and their ratio: what the web layer costs a decision, in-process.
 """
 
 from __future__ import annotations
@@ -41,6 +47,8 @@ async def run(args: argparse.Namespace) -> None:
     from callout_server.app import create_app
     from callout_server.config.settings import load_settings
     from callout_server.llm import LLMClient
+    from callout_server.tiers.nlu.schemas import DecideRequest
+    from callout_server.tiers.nlu.service import NluService
 
     async def fixed(self: object, *args: object) -> tuple[int, bytes, str | None]:
         return 200, REPLY, None  # whatever `_post`'s arguments (they grew a lane since)
@@ -88,6 +96,16 @@ async def run(args: argparse.Namespace) -> None:
             variants = {"": dispatch}
             if args.routed_too:
                 variants = {"dispatched": dispatch, "routed": dispatch.app}
+            if args.direct_too:
+                variants = {"app": dispatch, "direct": None}
+            nlu = app.state.components[NluService]
+
+            async def direct() -> None:  # the decision without the web layer
+                decision = await nlu.decide(DecideRequest.model_validate_json(body),
+                                            received_at=time.perf_counter())
+                decision.__pydantic_serializer__.to_json(decision)
+                status.append(200)
+
             per: dict[str, list[float]] = {name: [] for name in variants}
             for _ in range(args.rounds):
                 for name, inner in variants.items():
@@ -95,8 +113,12 @@ async def run(args: argparse.Namespace) -> None:
                         app.router.middleware_stack = inner
                     status.clear()
                     t0 = time.process_time()
-                    for _ in range(args.requests):
-                        await app(scope(), receive, send)
+                    if name == "direct":
+                        for _ in range(args.requests):
+                            await direct()
+                    else:
+                        for _ in range(args.requests):
+                            await app(scope(), receive, send)
                     await app.state.services.recorder.flush()
                     per[name].append((time.process_time() - t0) / args.requests * 1e6)
                     assert set(status) == {200}
@@ -105,10 +127,11 @@ async def run(args: argparse.Namespace) -> None:
                   "CPU µs per decision, rounds: " + " ".join(f"{x:.0f}" for x in times)
                   + f"; min {min(times):.0f}, median {statistics.median(times):.0f} "
                     f"(load average {os.getloadavg()[0]:.1f})")
-        if args.routed_too:
-            ratios = [a / b for a, b in zip(per["dispatched"], per["routed"], strict=True)]
-            print(f"dispatched / routed per round: median {statistics.median(ratios):.3f} "
-                  f"(min {min(ratios):.3f}, max {max(ratios):.3f})")
+        for a, b in (("dispatched", "routed"), ("direct", "app")):
+            if a in per and b in per:
+                ratios = [x / y for x, y in zip(per[a], per[b], strict=True)]
+                print(f"{a} / {b} per round: median {statistics.median(ratios):.3f} "
+                      f"(min {min(ratios):.3f}, max {max(ratios):.3f})")
     finally:
         await drop_pg_database(database_url)
 
@@ -120,6 +143,8 @@ if __name__ == "__main__":
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--routed-too", action="store_true",
                         help="alternate rounds with LeanDispatch taken out")
+    parser.add_argument("--direct-too", action="store_true",
+                        help="alternate rounds with the decision called without the web layer")
     import uvloop
 
     sys.exit(uvloop.run(run(parser.parse_args())))
