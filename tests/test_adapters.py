@@ -14,6 +14,7 @@ from callout_server.llm.adapters import (
     split_think,
     tool_call_arguments_valid,
 )
+from callout_server.llm.adapters.common import parse_usage
 from callout_server.llm.adapters.think import ThinkSplitter
 from callout_server.llm.events import Event, Finish, ReasoningDelta, TextDelta, ToolCall, Usage
 
@@ -494,3 +495,13 @@ def test_responses_empty_output() -> None:
 def test_split_think_pure() -> None:
     assert split_think("a</think>b</think>c") == ("ab", "c")
     assert split_think("plain", preopened=True, truncated=True) == ("plain", "")
+
+
+def test_a_token_count_no_vendor_can_mean_is_not_believed() -> None:
+    """Believed, a negative count lowered a key's spent budget and its usage totals, and one
+    past 64 bits made Redis refuse the budget's count for every key of the worker."""
+    usage = parse_usage({"prompt_tokens": -2_000_000_000, "completion_tokens": 2**63,
+                         "completion_tokens_details": {"reasoning_tokens": 2**31}})
+    assert usage == Usage(prompt_tokens=None, completion_tokens=None, reasoning_tokens=None)
+    kept = parse_usage({"prompt_tokens": 0, "completion_tokens": 2**31 - 1, "reasoning_tokens": 7})
+    assert kept == Usage(prompt_tokens=0, completion_tokens=2**31 - 1, reasoning_tokens=7)

@@ -82,3 +82,32 @@ async def test_without_redis_the_writer_still_swaps(redis_url: str) -> None:
         assert time.monotonic() - started < 3  # the publish is bounded (1 s), never raised
     finally:
         await sync.stop()
+
+
+async def test_a_notice_of_an_impossible_generation_is_ignored(redis_url: str) -> None:
+    """`{"generation": 1e400}` (JSON's infinity) made int() raise OverflowError in the
+    subscriber: the subscription dropped and Redis read as down. Now it is one malformed
+    notice, and the next good one is heard."""
+    store = _Store()
+    store.gate.set()
+    prefix = f"order-{secrets.token_hex(4)}"
+    sync = _sync(store, redis_url, prefix)
+    publisher = aioredis.from_url(redis_url)
+    await sync.start()
+    try:
+        deadline = time.monotonic() + 10
+        while sync.redis_state != "ok":
+            assert time.monotonic() < deadline, "never subscribed"
+            await asyncio.sleep(0.02)
+        failures: list[BaseException] = []
+        failed = sync._redis_failed
+        sync._redis_failed = lambda exc: (failures.append(exc), failed(exc))  # type: ignore[method-assign]
+        await publisher.publish(sync.channel, b'{"generation": 1e400}')
+        await publisher.publish(sync.channel, b'{"generation": 5}')
+        while store.current.generation != 5:
+            assert time.monotonic() < deadline, "the good notice after the bad one was lost"
+            await asyncio.sleep(0.02)
+        assert failures == [] and sync.redis_state == "ok"
+    finally:
+        await sync.stop()
+        await publisher.aclose()

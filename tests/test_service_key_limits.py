@@ -9,15 +9,19 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import httpx
 import pytest
+import redis.asyncio as aioredis
 
 from callout_server.service_keys.errors import LimitExceeded
 from callout_server.service_keys.limits import KeyLimiter
+from callout_server.service_keys.reserve import day_of
 from callout_server.service_keys.table import ServiceKey
 from tests.fixtures.database import EN, REDIS_URL
+from tests.fixtures.tcp_proxy import TcpProxy
 from tests.support.keys import bearer, create_key
 from tests.support.nlu import DECIDE, answer, decide_body, nlu_app
 
@@ -113,6 +117,45 @@ async def test_two_limiters_on_one_redis_count_one_limit(redis_prefix: str) -> N
     finally:
         await a.aclose()
         await b.aclose()
+
+
+async def test_tokens_spent_while_redis_is_away_reach_it_once_it_is_back(
+        redis_prefix: str) -> None:
+    """A batch of tokens Redis refused used to be dropped: after the outage the cluster's
+    daily budget counted from what Redis had before it, and the key spent it over again."""
+    proxy = TcpProxy(target_port=6379)
+    await proxy.start()
+    limiter = KeyLimiter(f"redis://127.0.0.1:{proxy.port}/0", redis_prefix, timeout_s=0.2)
+    direct = aioredis.from_url(REDIS_URL)
+    key = _key(daily_tokens=10_000, rpm=1000, max_in_flight=50)
+    name = f"{redis_prefix}:sk:1:tokens:{day_of(time.time())[0]}"
+
+    async def counted(tokens: int) -> bool:
+        return int(await direct.get(name) or 0) == tokens
+
+    async def gone_local() -> bool:
+        return limiter.state == "local"
+
+    async def until(cond: Callable[[], Awaitable[bool]]) -> None:
+        deadline = time.monotonic() + 10
+        while not await cond():
+            assert time.monotonic() < deadline, "not reached in time"
+            await asyncio.sleep(0.02)
+
+    try:
+        await limiter.release(key, await limiter.acquire(key))
+        limiter.spend(key, 1000)
+        await until(lambda: counted(1000))
+        proxy.cut(refuse=True)
+        limiter.spend(key, 3000)
+        await until(gone_local)  # its flush failed
+        proxy.restore()
+        await until(lambda: counted(4000))
+    finally:
+        await limiter.aclose()
+        await direct.delete(name)
+        await direct.aclose()
+        await proxy.stop()
 
 
 async def test_without_redis_each_worker_allows_its_share(

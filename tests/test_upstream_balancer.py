@@ -114,6 +114,8 @@ def test_retry_after_forms() -> None:
     assert parse_retry_after(None) is None and parse_retry_after("soon") is None
     assert parse_retry_after("99999") == 300.0  # bounded
     assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0  # in the past
+    assert parse_retry_after("Mon, 01 Jan 99999999999999999999 00:00:00 GMT") is None
+    assert parse_retry_after("1e400") == 300.0 and parse_retry_after("nan") is None
 
 
 def test_an_endpoint_removed_from_the_configuration_is_forgotten() -> None:

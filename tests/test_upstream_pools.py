@@ -158,6 +158,21 @@ async def test_429_retry_after_is_honoured(emulator: Any, client: LLMClient) -> 
     assert view["cooldown_until"] - time.time() > 25  # the vendor's 30 s, not the 1 s backoff
 
 
+async def test_a_retry_after_date_past_any_calendar_still_fails_over(emulator: Any,
+                                                                    client: LLMClient) -> None:
+    """An HTTP date with a 20-digit year made the date parser raise OverflowError out of the
+    client: no failover, the replica never cooled, and (never slow) it won every draw."""
+    model = emulator.unique_model("qwen2.5-7b")
+    await emulator.script_replica(model, "odd", {"status": 503, "headers": {
+        "Retry-After": "Mon, 01 Jan 99999999999999999999 00:00:00 GMT"}})
+    odd, ok = emulator.replica_url("odd"), emulator.replica_url("ok")
+    ups = Upstreams(client)
+    route = Route(pool_cfg(model, [odd, ok]))
+    for _ in range(6):
+        assert (await ups.complete(route, REQ)).value.text
+    assert state_of(ups, odd)["state"] in ("cooling_down", "probing")
+
+
 async def test_request_fault_is_not_retried_elsewhere(emulator: Any, client: LLMClient) -> None:
     model = emulator.unique_model("qwen2.5-7b")
     fb_model = emulator.unique_model("qwen2.5-7b")

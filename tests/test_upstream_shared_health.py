@@ -26,7 +26,7 @@ from callout_server.llm import (
 )
 from callout_server.upstream import HealthNotice, HealthPolicy, Upstreams
 from callout_server.upstream.endpoint import MAX_DOUBLINGS, EndpointState
-from callout_server.upstream.shared_health import endpoint_id
+from callout_server.upstream.shared_health import MAX_HEARD, endpoint_id
 from tests.fixtures.app import free_port
 
 FAST = HealthPolicy(base_cooldown_s=0.3, max_cooldown_s=2.0)
@@ -195,10 +195,46 @@ async def test_a_peers_numbers_are_bounded_as_our_own(workers: Any) -> None:
     assert dead.cooldown_until <= time.monotonic() + RETRY_AFTER_MAX_S + FAST.max_cooldown_s
 
 
+async def test_a_bad_entry_in_redis_does_not_turn_sharing_off(workers: Any, redis_url: str,
+                                                               redis_prefix: str) -> None:
+    """`"ejections": 1e400` (JSON's infinity) made int() raise OverflowError: on the channel
+    it dropped the subscription, in the hash of cool-downs every worker's catch-up on
+    subscribing, so no worker starting or reconnecting shared health again."""
+    import redis.asyncio as aioredis
+
+    r = aioredis.from_url(redis_url)
+    try:
+        bad = '{"until": %f, "origin": "elsewhere:1", "ejections": 1e400}' % (time.time() + 60)
+        await r.hset(f"{redis_prefix}:upstream-cooled", "abc", bad)
+        w = await workers()  # waits until its channel is available
+        await r.publish(f"{redis_prefix}:upstream-health",
+                        b'{"kind": "cooled", "endpoint": "abc", "origin": "x:1", "ejections": 1e400}')
+        other = await workers()
+        dead = other.dead()
+        dead.failed(_connect_error(), 0.01, time.monotonic())
+        await wait_until(lambda: w.dead().state() == "cooling_down")  # still listening
+        assert w.channel.available
+    finally:
+        await r.aclose()
+
+
+async def test_cool_downs_heard_for_endpoints_never_built_are_bounded(workers: Any) -> None:
+    w = await workers()
+    assert w.ups.shared is not None
+    for i in range(3 * MAX_HEARD):
+        w.ups.shared.receive(HealthNotice("cooled", f"elsewhere-{i}", "x:1", 0.0 if i % 2 else 60.0))
+    assert len(w.ups.shared._heard) <= MAX_HEARD
+    dead = w.dead()  # one this worker has: applied as ever
+    w.ups.shared.receive(HealthNotice("cooled", endpoint_id(dead.config_key, dead.base_url),
+                                      "x:1", 30.0))
+    assert dead.state() == "cooling_down"
+
+
 def test_a_notice_travels_as_json_and_a_bad_one_is_dropped() -> None:
     n = HealthNotice("cooled", "abc", "host:1", 1.5, 2)
     assert HealthNotice.from_json(n.to_json()) == n
     for bad in (b"", b"{}", b'{"kind": "dead", "endpoint": "a", "origin": "o"}', b"[1]",
-                b'{"kind": "cooled", "endpoint": "a", "origin": "o", "cooldown_s": "x"}'):
+                b'{"kind": "cooled", "endpoint": "a", "origin": "o", "cooldown_s": "x"}',
+                b'{"kind": "cooled", "endpoint": "a", "origin": "o", "ejections": 1e400}'):
         assert HealthNotice.from_json(bad) is None
     assert "gpu" not in n.to_json()  # an endpoint travels as a hash

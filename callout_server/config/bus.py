@@ -172,7 +172,7 @@ class ConfigSync:
     def _on_message(self, data: bytes | str | None) -> None:
         try:
             generation = int(json.loads(data or b"{}")["generation"])
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, OverflowError):  # 1e400: int(inf)
             log.warning("ignoring a malformed configuration notice on %s", self.channel)
             return
         if generation != self.store.current.generation:

@@ -173,7 +173,7 @@ class RedisHealthChannel:
                 left = float(entry["until"]) - now
                 notice = HealthNotice("cooled", endpoint.decode(), str(entry["origin"]), left,
                                       int(entry.get("ejections", 0)))
-            except (ValueError, KeyError, TypeError):
+            except (ValueError, KeyError, TypeError, OverflowError):  # 1e400: int(inf)
                 continue
             if left > 0:
                 self._deliver(notice)

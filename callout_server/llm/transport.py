@@ -320,7 +320,7 @@ def parse_retry_after(value: str | None) -> float | None:
     except ValueError:
         try:
             when = parsedate_to_datetime(value)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):  # a year past datetime's: absent
             return None
         if when.tzinfo is None:
             when = when.replace(tzinfo=UTC)

@@ -60,7 +60,7 @@ from callout_server.service_keys.limit_metrics import (
 )
 from callout_server.service_keys.limits_lua import RESERVE
 from callout_server.service_keys.local_limits import LocalLimits
-from callout_server.service_keys.reserve import KeyReserve, Round, Slot, limits_of
+from callout_server.service_keys.reserve import KeyReserve, Round, Slot, day_of, limits_of
 from callout_server.service_keys.table import ServiceKey
 
 log = logging.getLogger(__name__)
@@ -74,12 +74,6 @@ MAX_CONNECTIONS = 1024
 MIN_BATCH = 32  # admissions a reservation asks for, at the least (below the caps)
 BATCH_S = 0.5  # ... or this long of the key's traffic on this worker, when more
 LimitsState = Literal["redis", "local"]
-
-
-def day_of(now: float) -> tuple[int, float]:
-    """The UTC day number of `now`, and the seconds left in it."""
-    day = int(now // 86400)
-    return day, (day + 1) * 86400 - now
 
 
 @dataclass(frozen=True, slots=True)
@@ -329,9 +323,12 @@ class KeyLimiter:
         if key.daily_tokens is None or tokens <= 0 or self._redis is None:
             return
         self._spent[key.id] = self._spent.get(key.id, 0) + tokens
+        self._flush_later(SPEND_EVERY_S)
+
+    def _flush_later(self, delay_s: float) -> None:
         if not self._flush_scheduled:
             self._flush_scheduled = True
-            asyncio.get_running_loop().call_later(SPEND_EVERY_S, self._start_flush)
+            asyncio.get_running_loop().call_later(delay_s, self._start_flush)
 
     def _start_flush(self) -> None:
         self._flush_scheduled = False
@@ -351,8 +348,11 @@ class KeyLimiter:
                     pipe.incrby(name, tokens).expire(name, 2 * 86400)
                 totals = (await pipe.execute())[::2]
         except (RedisError, OSError) as exc:
-            self._failed(exc)  # this worker's own count (local) still has them
-            totals = []
+            self._failed(exc)  # this worker's own count (local) still has them, and so
+            totals = []  # will Redis: dropped, the cluster's budget forgot them once it was back
+            for key_id, tokens in batch.items():
+                self._spent[key_id] = self._spent.get(key_id, 0) + tokens
+            self._flush_later(RETRY_S)
         finally:
             for key_id, tokens in batch.items():
                 self._flushing[key_id] -= tokens

@@ -28,6 +28,12 @@ def limits_of(key: ServiceKey) -> Limits:
     return key.rpm, key.max_in_flight, key.daily_tokens
 
 
+def day_of(now: float) -> tuple[int, float]:
+    """The UTC day number of `now` (what `tokens` counts for), and the seconds left in it."""
+    day = int(now // 86400)
+    return day, (day + 1) * 86400 - now
+
+
 @dataclass(slots=True)
 class Batch:
     """Admissions `prefix a next` .. `prefix a size` not used yet."""

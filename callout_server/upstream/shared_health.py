@@ -77,7 +77,7 @@ class HealthNotice:
             return cls(kind, str(raw["endpoint"]), str(raw["origin"]),
                        max(float(raw.get("cooldown_s", 0.0)), 0.0),
                        max(int(raw.get("ejections", 0)), 0))
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, OverflowError):  # 1e400: int(inf)
             return None
 
 
@@ -99,6 +99,11 @@ class HealthChannel(Protocol):
         """Take the endpoint's probe lease for `ttl_s`: True (ours), False (another
         worker's), None (the channel could not tell: decide alone)."""
         ...
+
+
+# Cool-downs heard for endpoints this worker has no state for (a peer's evaluation
+# candidates, configurations it never called), kept until their end or its own state.
+MAX_HEARD = 1024
 
 
 class SharedHealth:
@@ -169,6 +174,10 @@ class SharedHealth:
         until = now + min(max(notice.cooldown_s, 0.0), RETRY_AFTER_MAX_S)
         ejections = min(notice.ejections, MAX_DOUBLINGS)
         if not states:
+            if len(self._heard) >= MAX_HEARD:  # endpoints this worker never builds: bounded
+                self._heard = {e: h for e, h in self._heard.items() if h[0] > now}
+                if len(self._heard) >= MAX_HEARD:
+                    return
             self._heard[notice.endpoint] = (until, ejections)
             return
         for state in states:

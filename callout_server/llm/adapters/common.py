@@ -27,8 +27,16 @@ class MalformedPayload(Exception):
     """A response body or stream chunk that is not the JSON object the API style promises."""
 
 
+# A token count past this (or below 0) is none a vendor can mean: not believed, as if it
+# had sent none. Believed, a negative one lowered a key's spent budget and its usage, and
+# one past 64 bits made Redis refuse the budget's count (service_keys/limits.py).
+USAGE_MAX = 2**31 - 1  # what the call log's integer columns hold
+
+
 def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= USAGE_MAX:
+        return value
+    return None
 
 
 def parse_usage(raw: Any) -> Usage | None:
