@@ -9,6 +9,7 @@ process has); the two-process test on the real app is in test_upstream_workers.p
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -228,6 +229,36 @@ async def test_cool_downs_heard_for_endpoints_never_built_are_bounded(workers: A
     w.ups.shared.receive(HealthNotice("cooled", endpoint_id(dead.config_key, dead.base_url),
                                       "x:1", 30.0))
     assert dead.state() == "cooling_down"
+
+
+async def test_a_dead_endpoint_cooled_by_every_call_is_told_of_once_a_second(
+        workers: Any) -> None:
+    """Every call with nowhere else to go cools a dead endpoint again; telling the others of
+    each one was a Redis round trip and a timer per peer per call, at the dialers' rate."""
+    w = await workers()
+    sent: list[HealthNotice] = []
+    publish = w.channel.publish
+    w.channel.publish = lambda n: (sent.append(n), publish(n))[1]  # type: ignore[method-assign]
+    dead = w.dead()
+    now = time.monotonic()
+    for i in range(300):  # three seconds of failed calls, one every 10 ms
+        dead.failed(_connect_error(), 0.01, now + i / 100)
+    cooled = [n for n in sent if n.kind == "cooled"]
+    assert 2 <= len(cooled) <= 5, len(cooled)
+    dead.answered(0.02, now + 3.1)  # back: the next cool-down is news at once
+    dead.failed(_connect_error(), 0.01, now + 3.2)
+    assert [n.kind for n in sent[-2:]] == ["healthy", "cooled"]
+
+
+async def test_a_storm_of_notices_is_one_warning_not_one_per_notice(
+        caplog: pytest.LogCaptureFixture, redis_prefix: str) -> None:
+    channel = RedisHealthChannel("redis://127.0.0.1:1/0", redis_prefix)
+    channel._subscribed = True  # as if subscribed, its writer not draining the queue
+    with caplog.at_level(logging.WARNING, "callout_server.config.health_bus"):
+        for i in range(3000):
+            channel.publish(HealthNotice("cooled", f"e{i}", "me:1", 1.0))
+    lines = [r for r in caplog.records if "backing up" in r.getMessage()]
+    assert len(lines) == 1 and channel.dropped == 3000 - 1024
 
 
 def test_a_notice_travels_as_json_and_a_bad_one_is_dropped() -> None:

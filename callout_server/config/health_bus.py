@@ -24,6 +24,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import math
 import os
 import time
 from collections.abc import Callable
@@ -38,6 +39,7 @@ log = logging.getLogger(__name__)
 
 _OP_TIMEOUT_S = 0.5
 _QUEUE = 1024
+_WARN_EVERY_S = 60.0
 # The cooled-endpoint hash outlives its longest entry (a Retry-After is honoured to 300 s).
 _COOLED_TTL_S = 600
 # Deletes the lease only when it is ours (a verdict ends our round, never another's).
@@ -59,6 +61,8 @@ class RedisHealthChannel:
         self._tasks: list[asyncio.Task[None]] = []
         self._receive: Callable[[HealthNotice], None] | None = None
         self._stopping = False
+        self.dropped = 0  # notices the full queue refused
+        self._warned_at = -math.inf
 
     def __repr__(self) -> str:
         return f"<RedisHealthChannel {self.channel} available={self.available}>"
@@ -96,7 +100,12 @@ class RedisHealthChannel:
         try:
             self._queue.put_nowait(notice)
         except asyncio.QueueFull:  # a storm of verdicts: the newest ones are dropped
-            log.warning("upstream health notices backing up; dropping one")
+            self.dropped += 1
+            now = time.monotonic()
+            if now - self._warned_at >= _WARN_EVERY_S:  # a storm is one line a minute
+                self._warned_at = now
+                log.warning("upstream health notices backing up; %d dropped so far",
+                            self.dropped)
 
     async def lease(self, endpoint: str, ttl_s: float) -> bool | None:
         if self._client is None or not self.available:

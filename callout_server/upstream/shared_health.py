@@ -28,6 +28,7 @@ import asyncio
 import hashlib
 import json
 import logging
+import math
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -104,6 +105,8 @@ class HealthChannel(Protocol):
 # Cool-downs heard for endpoints this worker has no state for (a peer's evaluation
 # candidates, configurations it never called), kept until their end or its own state.
 MAX_HEARD = 1024
+# How far a cool-down's end must move before the others are told again (see `_changed`).
+NOTICE_STEP_S = 1.0
 
 
 class SharedHealth:
@@ -117,6 +120,8 @@ class SharedHealth:
         # Cool-downs heard for endpoints this worker has no state for yet (a pool not built):
         # endpoint id -> (monotonic end, ejections), applied when the state is made.
         self._heard: dict[str, tuple[float, int]] = {}
+        # This worker's endpoints cooling down: endpoint id -> the end it last told of.
+        self._told: dict[str, float] = {}
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -143,11 +148,19 @@ class SharedHealth:
             state.probe_held = False
             return
         if cooled:
-            left = max(state.cooldown_until - time.monotonic(), 0.0)
-            self.channel.publish(HealthNotice("cooled", eid, self.channel.origin, left,
-                                              state.ejections))
+            # A dead endpoint is cooled again by every call that had nowhere else to go (at
+            # the dialers' rate): while the cool-down told of is in force, the others hear
+            # again when its end moves by a step, not at every call. A new round (a failed
+            # probe, the told end passed) is always news.
+            told = self._told.get(eid, -math.inf)
+            if time.monotonic() >= told or state.cooldown_until - told >= NOTICE_STEP_S:
+                self._told[eid] = state.cooldown_until
+                left = max(state.cooldown_until - time.monotonic(), 0.0)
+                self.channel.publish(HealthNotice("cooled", eid, self.channel.origin, left,
+                                                  state.ejections))
             self._gate(eid, state.cooldown_until)
         else:
+            self._told.pop(eid, None)
             self._ungate(eid)
             self.channel.publish(HealthNotice("healthy", eid, self.channel.origin))
 
@@ -160,6 +173,7 @@ class SharedHealth:
         now = time.monotonic()
         if notice.kind == "healthy":
             self._heard.pop(notice.endpoint, None)
+            self._told.pop(notice.endpoint, None)  # a cool-down found next is news again
             self._ungate(notice.endpoint)
             for state in states:
                 if state.cooling:
