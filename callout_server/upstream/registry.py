@@ -8,7 +8,9 @@
 
 Pools are keyed by configuration (its id, or `file:<tier>`); a configuration saved again
 (a new snapshot value) gets a new pool over the same endpoint states, so what was learnt
-about a URL survives an unrelated edit. Memory only; nothing here touches the database.
+about a URL survives an unrelated edit. A configuration a snapshot no longer names loses
+its pool and its caps with that snapshot, and its endpoint states once idle (`prepare`).
+Memory only; nothing here touches the database.
 """
 
 from __future__ import annotations
@@ -55,6 +57,9 @@ class Upstreams:
         self._drains: Mapping[tuple[str, str], Drain] = {}
         self.shared: SharedHealth | None = None  # health shared with other workers
         self._slots: dict[str, Slots] = {}  # base URL -> its slots, whoever calls it
+        # (config key, URL) -> requests begun at that endpoint when the last snapshot came:
+        # unchanged at the next one, a state no snapshot names has been idle since.
+        self._marks: dict[tuple[str, str], int] = {}
 
     def __repr__(self) -> str:
         return f"<Upstreams pools={len(self._pools)}>"
@@ -162,14 +167,54 @@ class Upstreams:
             state.drain = self._drains.get((state.config_key, state.shown_url))
 
     def prepare(self, routes: Iterable[Route | LLMConfig]) -> None:
-        """Build the pools of `routes` now (each configuration snapshot): every cap on a base
-        URL counts from the start, not from the first call of its configuration."""
+        """Each configuration snapshot's `routes`: their pools built now (every cap on a base
+        URL counts from the start, not from the first call of its configuration), and what
+        the snapshot no longer names retired (`_retire`)."""
+        self._retire(self._build_routes(routes))
+
+    def _build_routes(self, routes: Iterable[Route | LLMConfig]) -> set[str]:
+        keys: set[str] = set()
         for route in routes:
             for cfg in Route.of(route).chain:
                 self.pool(cfg)
+                keys.add(config_key(cfg))
+        return keys
+
+    def _retire(self, listed: set[str]) -> None:
+        """Configurations outside `listed` (deactivated, deleted, replaced; a try-out, an
+        evaluation or a canary's candidate, none of them in a snapshot's routes).
+
+        Their pools go and their caps on shared URLs are released now: a configuration that
+        replaced one on the same URL has its own cap at once. A call holding such a pool
+        finishes on the same states and slots; a later call of the configuration (the
+        try-out, evaluation or canary still going) builds its pool again over the same
+        states, cap included. The states (health, metric series, the health view's rows)
+        go once idle, nothing begun and nothing in flight since the previous snapshot: what
+        was observed of a configuration just replaced stays readable a while, and one still
+        in use keeps what it learnt. Runs with a snapshot, never per call."""
+        for key in [k for k in self._pools if k not in listed]:
+            del self._pools[key]
+            self._routes.clear()  # never hands out a pool that no longer holds its cap
+        marks: dict[tuple[str, str], int] = {}
+        for state_key, state in list(self._states.items()):
+            begun = state._tokens  # one more per request begun: read, never written, here
+            if state_key[0] not in self._pools:
+                if state.slots is not None:
+                    state.slots.drop_cap(state_key[0])
+                if state.in_flight == 0 and self._marks.get(state_key) == begun:
+                    del self._states[state_key]
+                    state.retire()
+                    continue
+            marks[state_key] = begun
+        self._marks = marks
+        # A URL nothing names any more, with nothing in flight or waiting there.
+        named = {id(state.slots) for state in self._states.values()}
+        for url in [u for u, s in self._slots.items() if id(s) not in named and s.idle]:
+            del self._slots[url]
 
     # -- what ops see --------------------------------------------------------------------
     def views(self, routes: Iterable[Route | LLMConfig] = ()) -> list[dict[str, Any]]:
-        """Every endpoint of `routes` (configured) and of every pool called so far."""
-        self.prepare(routes)
+        """Every endpoint of `routes` (configured) and of every pool called so far, until
+        it has been idle through a snapshot that does not name its configuration."""
+        self._build_routes(routes)  # no retiring: a read never forgets what was observed
         return [state.view() for state in self._states.values()]

@@ -65,6 +65,11 @@ class Slots:
         self.caps.pop(config_key, None)
         self._limit()
 
+    @property
+    def idle(self) -> bool:
+        """No configuration's cap, nothing in flight, kept or waiting: safe to forget."""
+        return not self.caps and self.in_flight == 0 and self.reserved == 0 and not self.waiting
+
     def _limit(self) -> None:
         caps = [c for c in self.caps.values() if c is not None]
         self.limit = min(caps) if caps else None
