@@ -9,7 +9,9 @@ Each worker listens on `<prefix>:chat:w:<worker>`. `ask` publishes to the holder
 and waits for the reply on its own; `PUBLISH` says how many listened, so a worker that is
 gone (no subscriber) is known at once, without waiting for the timeout. Messages are small
 JSON objects: a call id and what to do (`yield` with a reason, or `tool` with an output);
-they carry no transcript but a tool output's own text, which the holder applies.
+they carry no transcript but a tool output's own text, which the holder applies. A message
+that is not one of those is logged (its size only) and skipped: the subscription stays, so
+no request is missed. A lost connection is closed before the next subscription is made.
 """
 
 from __future__ import annotations
@@ -81,21 +83,42 @@ class ChatBus:
 
     async def _listen_loop(self) -> None:
         while True:
+            assert self._client is not None
+            pubsub = self._client.pubsub()
             try:
-                assert self._client is not None
-                pubsub = self._client.pubsub()
                 await pubsub.subscribe(self._prefix + self.worker)
                 self._ready.set()
                 async for raw in pubsub.listen():
                     if raw.get("type") == "message":
-                        self._on_message(orjson.loads(raw["data"]))
+                        self._receive(raw["data"])
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
                 self._ready.clear()
                 log.warning("chat bus: redis subscription lost (%s); retrying",
                             type(exc).__name__)
-                await asyncio.sleep(0.5)
+            finally:
+                # Each PubSub holds a pool connection (and, if it is still up, a
+                # subscription on our channel) until closed: one per retry, otherwise.
+                with contextlib.suppress(Exception):
+                    await pubsub.aclose()
+            await asyncio.sleep(0.5)
+
+    def _receive(self, data: bytes | str) -> None:
+        """One message off the channel. A malformed one is skipped, not raised: raising
+        would drop the subscription, and a yield request sent meanwhile would be lost (its
+        asker then takes the lease over and the running turn is lost)."""
+        try:
+            message = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            log.warning("chat bus: skipped a message that is not JSON (%d bytes)", len(data))
+            return
+        if not isinstance(message, dict) or not _well_formed(message):
+            # Its size and type only: a tool output may hold a customer's words.
+            log.warning("chat bus: skipped a malformed message (%s, %d bytes)",
+                        type(message).__name__, len(data))
+            return
+        self._on_message(message)
 
     def _on_message(self, message: Message) -> None:
         reply_to = message.get("reply")
@@ -118,3 +141,10 @@ class ChatBus:
         with contextlib.suppress(Exception):
             await self._client.publish(self._prefix + str(message["from"]),
                                        orjson.dumps({**reply, "reply": message["rid"]}))
+
+
+def _well_formed(message: Message) -> bool:
+    """A reply (`reply`: the request id) or a request (`rid`, `from`: where to answer)."""
+    if "reply" in message:
+        return isinstance(message["reply"], str)
+    return isinstance(message.get("rid"), str) and isinstance(message.get("from"), str)

@@ -28,6 +28,7 @@ import contextlib
 import logging
 import os
 import uuid
+from collections.abc import AsyncIterator
 from typing import Any, Protocol
 
 from callout_server.tiers.chat.errors import SessionNotFound, UnknownToolCall
@@ -55,6 +56,18 @@ class Host(Protocol):
     def submit_tool_output(self, call_id: str, req: ToolOutputRequest) -> TurnRun | None: ...
 
 
+class _CallLock:
+    """A call's lock and how many tasks hold or wait for it. It is forgotten only when
+    none do: a waiter woken on a lock that a newcomer no longer finds (and so replaces)
+    would run beside that newcomer."""
+
+    __slots__ = ("lock", "users")
+
+    def __init__(self) -> None:
+        self.lock = asyncio.Lock()
+        self.users = 0
+
+
 def worker_id() -> str:
     return f"{os.uname().nodename}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
 
@@ -66,7 +79,7 @@ class SharedSessions:
         self.store = store
         self.bus = bus
         self._lease_s = lease_s
-        self._locks: dict[str, asyncio.Lock] = {}
+        self._locks: dict[str, _CallLock] = {}  # only while used, or the call's copy is here
         self._saves: set[asyncio.Task[None]] = set()
         self._pending: dict[str, asyncio.Task[None]] = {}  # call id -> its latest save
 
@@ -74,17 +87,28 @@ class SharedSessions:
     def worker(self) -> str:
         return self.bus.worker
 
-    def _lock(self, call_id: str) -> asyncio.Lock:
-        lock = self._locks.get(call_id)
-        if lock is None:
-            lock = self._locks[call_id] = asyncio.Lock()
-        return lock
+    @contextlib.asynccontextmanager
+    async def _locked(self, call_id: str) -> AsyncIterator[None]:
+        entry = self._locks.get(call_id)
+        if entry is None:
+            entry = self._locks[call_id] = _CallLock()
+        entry.users += 1
+        try:
+            async with entry.lock:
+                yield
+        finally:
+            entry.users -= 1
+            # Nobody left and no copy here (a claim of an unknown call, one whose store
+            # failed, a copy dropped meanwhile): it guards nothing, and would stay for good.
+            if entry.users == 0 and call_id not in self._service.sessions \
+                    and self._locks.get(call_id) is entry:
+                del self._locks[call_id]
 
     # -- taking a call's lease -------------------------------------------------------------
 
     async def claim(self, call_id: str, reason: str) -> ChatSession:
         """Hold the lease of `call_id` on this worker, with its newest state loaded."""
-        async with self._lock(call_id):  # a save of this worker's goes first
+        async with self._locked(call_id):  # a save of this worker's goes first
             local = self._service.sessions.get(call_id)
             if local is not None and local.lease is not None and not local.closed:
                 return local  # our turn is running: start_turn stops it in process
@@ -185,15 +209,15 @@ class SharedSessions:
 
     def dropped(self, call_id: str) -> None:
         """This worker's copy is gone (deleted, expired, erased): so is its lock."""
-        lock = self._locks.get(call_id)
-        if lock is not None and not lock.locked():
+        entry = self._locks.get(call_id)
+        if entry is not None and entry.users == 0:  # else its last user forgets it
             del self._locks[call_id]
 
     async def save_now(self, session: ChatSession) -> None:
         await self._save(session, dump_turns(session))
 
     async def _save(self, session: ChatSession, state: dict[str, Any]) -> None:
-        async with self._lock(session.call_id):
+        async with self._locked(session.call_id):
             token = session.lease
             if token is None:
                 return
