@@ -32,7 +32,11 @@ class IdAllocator:
         return self._ids.popleft() if self._ids else None
 
     async def refill(self, low_water: int | None = None) -> None:
-        """Reserve another block when fewer than `low_water` ids remain."""
+        """Reserve another block when fewer than `low_water` ids remain.
+
+        Not bounded here: the engine sets no command timeout, so the caller bounds it (the
+        recorder by its write timeout) or a database gone silent holds it for TCP's ~15 min.
+        A reservation cut short only leaves a gap in the ids."""
         if len(self._ids) >= (self._block_size // 2 if low_water is None else low_water):
             return
         end = await self._reserve()

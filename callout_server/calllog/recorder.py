@@ -4,12 +4,14 @@
 pre-reserved id, updates metrics and appends to a bounded deque — no I/O, no await. A
 background task batches inserts. When the database is slow or down the deque fills and the
 OLDEST records are dropped and counted, so requests are never delayed and memory stays
-bounded.
+bounded: by `queue_size` records and by `queue_bytes`, the sum of each record's estimated
+memory (`records.held_bytes`: an NLU record holds its parsed request, ~40 KB typically).
 
 A batch the database refuses for its data (see refusals.py) is split in halves until the
 refused records are alone; those are dropped and counted (`rejected`), the rest are written.
 Any other failure keeps the batch and retries with back-off; a writer that has written
 nothing for `stalled_after_s` while records wait reports itself `stalled` (`health()`).
+Reserving ids is bounded by `write_timeout_s` as each insert is: a database gone silent fails.
 
 An NLU decision's inputs ride on its last attempt's record (`CallRecord.inputs`) and are
 written to `nlu_call_inputs` in the same transaction as the batch; they are kept for
@@ -41,7 +43,7 @@ from sqlalchemy import insert
 from callout_server.calllog import metrics, usage_metrics
 from callout_server.calllog.ids import IdAllocator
 from callout_server.calllog.models import LLMCallLog, NluCallInput
-from callout_server.calllog.records import COLUMNS, INPUT_COLUMNS, CallRecord
+from callout_server.calllog.records import COLUMNS, INPUT_COLUMNS, CallRecord, held_bytes
 from callout_server.calllog.redact import prepare
 from callout_server.calllog.refusals import is_refused_data
 from callout_server.calllog.usage_rollup import rollup, upsert, upsert_pg
@@ -53,6 +55,8 @@ from callout_server.privacy import Privacy, current
 log = logging.getLogger(__name__)
 
 WriterState = Literal["ok", "catching_up", "stalled"]
+# Per worker: ~1,600 NLU records of a typical 14 KB request, ~160 of a 100 KB one (records.py).
+QUEUE_BYTES = 64 * 1024 * 1024
 
 
 class DiagnosticsRecorder:
@@ -60,12 +64,15 @@ class DiagnosticsRecorder:
                  flush_interval_s: float = 0.5, retention_days: int = 30,
                  purge_interval_s: float = 3600.0, write_timeout_s: float = 10.0,
                  stalled_after_s: float = 30.0, nlu_inputs_days: int = 7,
-                 privacy: Privacy | None = None, purge_batch: int = 5000) -> None:
+                 privacy: Privacy | None = None, purge_batch: int = 5000,
+                 queue_bytes: int = QUEUE_BYTES) -> None:
         self._db = db
         self._purge_batch = purge_batch
         self._privacy = privacy or current()
         self._queue: deque[CallRecord] = deque()
         self._queue_size = queue_size
+        self._queue_bytes = queue_bytes
+        self.queued_bytes = 0  # the queued records' `held`, summed
         self._batch_size = batch_size
         self._flush_interval_s = flush_interval_s
         self._retention = timedelta(days=retention_days)
@@ -121,6 +128,7 @@ class DiagnosticsRecorder:
             rec.id = self._ids.take()
         if rec.inputs is not None and not self.keeps_nlu_inputs:
             rec.inputs = None
+        size = rec.held = held_bytes(rec)
         if rec.source == "live":
             metrics.observe(rec)
             usage_metrics.observe(rec)  # per service key and campaign
@@ -130,16 +138,30 @@ class DiagnosticsRecorder:
         # "playground": a console user's try-out, no traffic either
         if not self._queue and not self._in_flight:
             self._waiting_since = time.monotonic()  # nothing was waiting until now
-        elif len(self._queue) >= self._queue_size:
-            self._queue.popleft()
-            self.dropped += 1
-            self.behind = True
-            metrics.DIAG_DROPPED.inc()
+        if len(self._queue) >= self._queue_size or \
+                self.queued_bytes + size > self._queue_bytes:
+            if not self._make_room(size):
+                return rec.id  # dropped: one record past the whole bound
         self._queue.append(rec)
+        self.queued_bytes += size
         metrics.DIAG_QUEUED.set(len(self._queue))
         if self._wanted():
             self._wake.set()
         return rec.id
+
+    def _make_room(self, size: int) -> bool:
+        """Drop the oldest records (counted) until one of `size` fits; False (that one is
+        the record dropped) when it alone is past `queue_bytes`."""
+        fits = size <= self._queue_bytes
+        lost = 0 if fits else 1
+        while fits and self._queue and (len(self._queue) >= self._queue_size
+                                        or self.queued_bytes + size > self._queue_bytes):
+            self.queued_bytes -= self._queue.popleft().held
+            lost += 1
+        self.dropped += lost
+        self.behind = True
+        metrics.DIAG_DROPPED.inc(lost)
+        return fits
 
     def _wanted(self) -> bool:
         """A write is due before the interval ends: a full batch waits, or ids run low."""
@@ -157,12 +179,13 @@ class DiagnosticsRecorder:
         dropped = len(self._queue) - len(keep)
         if dropped:
             self._queue = keep
+            self.queued_bytes = sum(rec.held for rec in keep)
             metrics.DIAG_QUEUED.set(len(keep))
         return dropped
 
     async def start(self) -> None:
         with contextlib.suppress(Exception):  # DB down at start: the writer retries
-            await self._ids.refill()
+            await self._refill()
         self._stopping = False
         self._stopped.clear()
         self._writer = asyncio.create_task(self._write_loop(), name="calllog-writer")
@@ -218,7 +241,7 @@ class DiagnosticsRecorder:
         while not self._stopping:
             await self._sleep(self._wake, self._flush_interval_s)
             try:
-                await self._ids.refill()
+                await self._refill()
                 # What waits now, then only full batches: records that come while a batch is
                 # written wait for the next wake. Draining until the queue is empty wrote a
                 # batch of the few records each write let in, back to back (4-5 records a
@@ -260,13 +283,14 @@ class DiagnosticsRecorder:
         """Write the oldest batch; the caller holds `_writing`."""
         n = min(self._batch_size, len(self._queue))
         batch = self._in_flight = [self._queue.popleft() for _ in range(n)]
+        self.queued_bytes -= sum(rec.held for rec in batch)
         # Halves still to write, next at the end: a refused batch is split until the
         # records the database refuses are alone.
         todo = [batch]
         try:
             for rec in batch:
                 if rec.id is None:
-                    await self._ids.refill(low_water=1)
+                    await self._refill(low_water=1)
                     rec.id = self._ids.take()
             await prepare(batch, self._privacy)  # redacted once, in a thread (redact.py)
             while todo:
@@ -298,6 +322,12 @@ class DiagnosticsRecorder:
             self._in_flight = []
             metrics.DIAG_QUEUED.set(len(self._queue))
 
+    async def _refill(self, low_water: int | None = None) -> None:
+        # Bounded as the insert is: the engine sets no command timeout, so a database gone
+        # silent would hold the writer here until TCP gives up (~15 min), db_ok still true.
+        async with asyncio.timeout(self._write_timeout_s):
+            await self._ids.refill(low_water)
+
     async def _insert_bounded(self, batch: list[CallRecord]) -> None:
         # Bounded: a half-open connection (packets dropped, no reset) would otherwise stall
         # the writer until TCP keepalive gives up, while the queue fills and drops.
@@ -313,14 +343,17 @@ class DiagnosticsRecorder:
                     "dropped", rec.id, rec.tier, rec.code, type(exc).__name__)
 
     def _put_back(self, records: list[CallRecord]) -> None:
-        """Back in front of the queue, keeping the bound: the oldest beyond it are dropped."""
-        room = self._queue_size - len(self._queue)
-        keep = records[-room:] if room > 0 else []
-        lost = len(records) - len(keep)
+        """Back in front of the queue, keeping both bounds: the oldest beyond them are dropped."""
+        room, space = self._queue_size - len(self._queue), self._queue_bytes - self.queued_bytes
+        start = len(records)
+        while start > 0 and room > 0 and records[start - 1].held <= space:
+            start, room, space = start - 1, room - 1, space - records[start - 1].held
+        keep = records[start:]
         self.behind = True  # a batch put back: a write failed with records waiting
-        if lost:
-            self.dropped += lost
-            metrics.DIAG_DROPPED.inc(lost)
+        if start:
+            self.dropped += start
+            metrics.DIAG_DROPPED.inc(start)
+        self.queued_bytes += sum(rec.held for rec in keep)
         self._queue.extendleft(reversed(keep))
 
     async def _insert(self, batch: list[CallRecord]) -> None:
