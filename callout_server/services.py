@@ -132,7 +132,8 @@ class Services:
         install(self.privacy)
         await self._migrate_if_embedded()
         self.db = Database(s.database.effective_url, pool_size=s.database.pool_size,
-                           connect_timeout_s=s.database.connect_timeout_s)
+                           connect_timeout_s=s.database.connect_timeout_s,
+                           statement_timeout_s=s.database.statement_timeout_s)
         self._stoppers.append(self.db.dispose)
         self.llm = self._provide(LLMClient(locale=s.server.locale, pools=s.limits.pools(),
                                            targets=s.targets), self._stop_llm)

@@ -9,7 +9,6 @@ until TCP gives up (~15 min) while `db_ok` stays true.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator
@@ -25,38 +24,11 @@ from callout_server.db.engine import Database
 from callout_server.tiers.nlu.schemas import DecideRequest
 from tests.fixtures.calllog import wait_until
 from tests.fixtures.database import asyncpg_dsn, reset_tables
-from tests.fixtures.tcp_proxy import TcpProxy
+from tests.fixtures.tcp_proxy import SilentProxy
 
 pytestmark = pytest.mark.timeout(90)
 
 WRITE_TIMEOUT_S = 1.0
-
-
-class SilentProxy(TcpProxy):
-    """`freeze()`: open connections stay open but nothing passes either way (a host gone
-    silent, no reset); `flow()` forwards what was held and carries on."""
-
-    def __init__(self, target_host: str = "127.0.0.1", target_port: int = 5432) -> None:
-        super().__init__(target_host, target_port)
-        self._flowing = asyncio.Event()
-        self._flowing.set()
-
-    def freeze(self) -> None:
-        self._flowing.clear()
-
-    def flow(self) -> None:
-        self._flowing.set()
-
-    async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            while data := await reader.read(65536):
-                await self._flowing.wait()
-                writer.write(data)
-                await writer.drain()
-        except OSError:
-            pass
-        finally:
-            writer.close()
 
 
 @pytest_asyncio.fixture

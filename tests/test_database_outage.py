@@ -26,7 +26,7 @@ from tests.fixtures.database import (
     llm_config_body,
     reset_tables,
 )
-from tests.fixtures.tcp_proxy import TcpProxy
+from tests.fixtures.tcp_proxy import SilentProxy, TcpProxy
 
 CONFIGS = "/api/admin/llm-configs"
 # (method, path, body): every route that reads or writes the database.
@@ -131,3 +131,38 @@ async def test_a_console_session_meets_503_too(outage: Outage) -> None:
                          ("GET", "/api/admin/llm-active")]:
         _unavailable(await outage.call(method, path, None, session), path)
     outage.proxy.restore()
+
+
+@pytest_asyncio.fixture(loop_scope="session")
+async def silent(pg_url: str, make_settings: Any) -> AsyncIterator[Outage]:
+    await reset_tables(pg_url)
+    proxy = SilentProxy()
+    await proxy.start()
+    settings = make_settings(**{
+        "database.url": proxy.url_for(pg_url), "database.connect_timeout_s": 0.5,
+        "database.statement_timeout_s": 1.0, "redis.poll_interval_s": 3600})
+    try:
+        async with running_app(settings) as client:
+            r = await client.get("/api/admin/audit", headers=ADMIN_HEADERS)
+            assert r.status_code == 200, r.text  # the pool holds a live connection now
+            yield Outage(client, proxy)
+    finally:
+        proxy.flow()
+        await proxy.stop()
+
+
+@pytest.mark.timeout(60)
+async def test_a_database_gone_silent_mid_connection_is_503_within_the_statement_timeout(
+        silent: Outage) -> None:
+    """Connections already open stay open but nothing comes back (a failover, a network
+    drop, no reset): without a statement timeout the pool's ping on checkout waited for
+    TCP to give up (~15 min), and so did the request."""
+    silent.proxy.freeze()
+    loop = asyncio.get_running_loop()
+    for path in ("/api/admin/audit", CONFIGS):
+        started = loop.time()
+        _unavailable(await silent.call("GET", path, None), path)
+        assert loop.time() - started < 15, path
+    silent.proxy.flow()
+    r = await silent.call("GET", CONFIGS, None)
+    assert r.status_code == 200, r.text

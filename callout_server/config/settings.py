@@ -120,6 +120,9 @@ class DatabaseSettings(Section):
     # PostgreSQL (run `callout-server migrate` once per deploy instead).
     auto_migrate: bool | None = None
     connect_timeout_s: float = Field(3.0, gt=0)
+    # Any one statement: a database that stops answering without closing the connection (a
+    # failover, a network drop) fails it after this long, not when TCP gives up (~15 min).
+    statement_timeout_s: float = Field(60.0, gt=0)
 
     @property
     def should_auto_migrate(self) -> bool:

@@ -62,8 +62,8 @@ def is_sqlite(url: str) -> bool:
     return url.startswith("sqlite")
 
 
-def make_engine(url: str, *, pool_size: int = 10,
-                connect_timeout_s: float | None = None) -> AsyncEngine:
+def make_engine(url: str, *, pool_size: int = 10, connect_timeout_s: float | None = None,
+                statement_timeout_s: float | None = None) -> AsyncEngine:
     if is_sqlite(url):
         engine = create_async_engine(
             url, execution_options={"schema_translate_map": {SCHEMA: None}}
@@ -79,7 +79,9 @@ def make_engine(url: str, *, pool_size: int = 10,
         return engine
     # A bounded connect: with the database unreachable, callers get an error in seconds
     # (admin writes a 503, the config poller a "db down") instead of hanging.
-    connect_args = {"timeout": connect_timeout_s} if connect_timeout_s else {}
+    connect_args: dict[str, float] = {"timeout": connect_timeout_s} if connect_timeout_s else {}
+    if statement_timeout_s:  # asyncpg's own, per statement: a silent server is a failure
+        connect_args["command_timeout"] = statement_timeout_s
     return create_async_engine(url, pool_size=pool_size, max_overflow=pool_size,
                                pool_pre_ping=True, pool_timeout=5, connect_args=connect_args)
 
@@ -87,10 +89,11 @@ def make_engine(url: str, *, pool_size: int = 10,
 class Database:
     """Owns the engine; `session()` is one unit of work that commits or rolls back."""
 
-    def __init__(self, url: str, *, pool_size: int = 10,
-                 connect_timeout_s: float | None = None) -> None:
+    def __init__(self, url: str, *, pool_size: int = 10, connect_timeout_s: float | None = None,
+                 statement_timeout_s: float | None = None) -> None:
         self.url = url
-        self.engine = make_engine(url, pool_size=pool_size, connect_timeout_s=connect_timeout_s)
+        self.engine = make_engine(url, pool_size=pool_size, connect_timeout_s=connect_timeout_s,
+                                  statement_timeout_s=statement_timeout_s)
         self.sessionmaker = async_sessionmaker(self.engine, expire_on_commit=False)
 
     @asynccontextmanager
