@@ -305,6 +305,7 @@ class Services:
             max_rate=e.max_rate, busy_lag_s=e.busy_lag_ms / 1000,
             inputs_days=self.settings.retention_days["evaluations"],
             purge_batch=self.settings.privacy.purge_batch))
+        self.config.add_guard(self.evaluations.guard)  # no delete or re-tier of a candidate
         await self.evaluations.start()
         self._stoppers.append(self.evaluations.stop)
 

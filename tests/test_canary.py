@@ -123,6 +123,13 @@ async def test_start_split_stop_and_what_is_refused(make_settings: Any, pg_url: 
         r = await client.put(f"{CONFIGS}/{candidate['id']}", headers=ADMIN_HEADERS,
                              json={"tier": "chat", "version": candidate["version"]})
         assert r.status_code == 409 and r.json()["error"]["code"] == "in_use", r.text
+        # Nor is the tier's configuration changed by hand: activating the candidate is what
+        # promote does (ending the canary), activating another one would change the side the
+        # canary is weighed against.
+        for config_id in (candidate["id"], other["id"]):
+            r = await client.post(f"{CONFIGS}/{config_id}/activate", headers=ADMIN_HEADERS)
+            assert r.status_code == 409 and r.json()["error"]["code"] == "in_use", r.text
+        assert "推广" in r.json()["error"]["message"]  # promote: the way to switch
 
         # Every request of one call on one side; both sides served; records say which.
         sides: dict[str, set[str]] = {}
@@ -181,6 +188,32 @@ async def test_start_split_stop_and_what_is_refused(make_settings: Any, pg_url: 
                                   params={"action": "canary"})).json()["items"]
         assert [e["action"] for e in trail] == ["canary.stop", "canary.start"]
         assert trail[1]["detail"]["percent"] == 50 and trail[1]["target"] == f"canary:{canary['id']}"
+
+
+async def test_the_active_side_of_a_running_canary_stays_until_it_ends(
+        make_settings: Any, pg_url: str, emulator: Any) -> None:
+    """Deleting or deactivating the configuration the canary is weighed against left a
+    running canary beside nothing, and `stop` meant nothing; both wait for its end now."""
+    active, cand = emulator.unique_model("qwen2.5-7b"), emulator.unique_model("qwen2.5-7b")
+    await emulator.script(cand, {"content": answer("refuse")})
+    async with nlu_app(make_settings, pg_url, emulator, active) as client:
+        serving = await _candidate(client, emulator, active, name="serving")
+        r = await client.post(f"{CONFIGS}/{serving['id']}/activate", headers=ADMIN_HEADERS)
+        assert r.status_code == 200, r.text
+        candidate = await _candidate(client, emulator, cand)
+        r = await _start(client, candidate["id"])
+        assert r.status_code == 201 and r.json()["active"]["id"] == serving["id"], r.text
+        canary = r.json()
+        for method, path in (("DELETE", f"{CONFIGS}/{serving['id']}"),
+                             ("POST", f"{CONFIGS}/{serving['id']}/deactivate")):
+            r = await client.request(method, path, headers=ADMIN_HEADERS)
+            assert r.status_code == 409 and r.json()["error"]["code"] == "in_use", r.text
+        r = await client.get(f"{CONFIGS}/{serving['id']}", headers=ADMIN_HEADERS)
+        assert r.status_code == 200 and r.json()["is_active"] is True
+        r = await client.post(f"{CANARIES}/{canary['id']}/stop", headers=ADMIN_HEADERS)
+        assert r.status_code == 200, r.text
+        r = await client.delete(f"{CONFIGS}/{serving['id']}", headers=ADMIN_HEADERS)
+        assert r.status_code == 204, r.text  # the canary ended: an ordinary delete again
 
 
 async def test_promote_activates_the_candidate_and_ends_the_canary(

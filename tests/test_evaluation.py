@@ -250,10 +250,16 @@ async def test_cancel_closes_in_flight_calls_at_once_and_one_runs_per_worker(
         assert second.status_code == 409
         assert second.json()["error"] | {"message": ""} == {
             "code": "evaluation_running", "message": "", "evaluation_id": evaluation_id}
+        # Its candidate stays while it runs (it held a deleted configuration's key before).
+        r = await client.delete(f"/api/admin/llm-configs/{cand_id}", headers=ADMIN_HEADERS)
+        assert r.status_code == 409 and r.json()["error"]["code"] == "in_use", r.text
+        assert r.json()["error"]["evaluation_id"] == evaluation_id
 
         started = time.monotonic()
-        r = await client.post(f"{EVALS}/{evaluation_id}/cancel", headers=ADMIN_HEADERS)
-        assert r.status_code == 204 and time.monotonic() - started < 3.0
+        cancels = await asyncio.gather(*(client.post(f"{EVALS}/{evaluation_id}/cancel",
+                                                     headers=ADMIN_HEADERS) for _ in range(3)))
+        assert [c.status_code for c in cancels] == [204] * 3
+        assert time.monotonic() - started < 3.0  # and one audit event for them, below
         body = await get(client, evaluation_id)
         assert body["status"] == "cancelled" and body["progress"] == {"done": 0, "total": 12}
 

@@ -41,7 +41,7 @@ class ConfigInCanary(Conflict):
     code = "in_use"
 
     def __init__(self, config_id: int, canary_id: int, doing: str) -> None:
-        # `doing`: "delete" or "move" (another tier)
+        # `doing`: "delete", "move" (another tier), "activate" or "deactivate"
         super().__init__(msg(f"canary_in_use_{doing}", config_id=config_id, canary_id=canary_id),
                          config_id=config_id, canary_id=canary_id)
 

@@ -191,9 +191,17 @@ class CanaryService:
 
     # -- for the configuration service (ConfigService.add_guard) ---------------------------
     async def guard(self, session: AsyncSession, row: LLMConfigRow, doing: str) -> None:
-        """A configuration that is a running canary's candidate is neither deleted nor
-        moved to another tier (409 `in_use`)."""
-        running = await CanaryRepository(session).running_with(row.id)
+        """A running canary's two sides stay as they are until it ends (409 `in_use`): its
+        candidate is neither deleted, moved to another tier nor activated (that is what
+        `promote` does, ending the canary with it); its active side is not deleted, and no
+        configuration of its tier is activated or deactivated by hand (the canary would be
+        weighed against a side that no longer serves, and `stop` would mean nothing)."""
+        repo = CanaryRepository(session)
+        running = await repo.running_with(row.id)
+        if running is None and doing in ("delete", "activate", "deactivate"):
+            on_tier = await repo.running_in(row.tier)
+            if on_tier is not None and (doing != "delete" or on_tier.active_id == row.id):
+                running = on_tier
         if running is not None:
             raise ConfigInCanary(row.id, running.id, doing)
 

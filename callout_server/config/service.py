@@ -232,6 +232,7 @@ class ConfigService:
                 row = await self._require(repo, config_id, for_update=True)
                 if row.is_active:
                     raise _Unchanged(self.view(row))
+                await self._guard(repo, row, "activate")  # a canary's promote is not this
                 await self.activate_in(repo.session, row, actor, generation)
                 result = self.view(row)
         except _Unchanged as unchanged:  # already active: rolled back, nothing to publish
@@ -261,6 +262,7 @@ class ConfigService:
                 row = await self._require(repo, config_id, for_update=True)
                 if not row.is_active:
                     raise _Unchanged(self.view(row))
+                await self._guard(repo, row, "deactivate")
                 row.is_active = False
                 touch(row, actor.name)
                 await repo.flush()

@@ -4,6 +4,7 @@
       EvaluationNotFound      404 not_found
       EvaluationRunning       409 evaluation_running     this worker runs one already
       EvaluationNotRunning    409 evaluation_not_running cancel of a finished evaluation
+      ConfigInEvaluation      409 in_use                 delete or re-tier a running one's candidate
       InvalidCandidate        422 unknown_candidate | candidate_wrong_tier | candidate_is_active
       LimitTooLarge           422 validation_error       `limit` above [evaluation] max_calls
       NoTraffic               422 no_traffic             no recorded call matches the filter
@@ -27,6 +28,18 @@ class EvaluationRunning(Conflict):
     def __init__(self, evaluation_id: int) -> None:
         super().__init__(msg("evaluation_running", evaluation_id=evaluation_id),
                          evaluation_id=evaluation_id)
+
+
+class ConfigInEvaluation(Conflict):
+    """A running evaluation replays customers' words to its candidate: while it runs, the
+    candidate is neither deleted nor moved to another tier."""
+
+    code = "in_use"
+
+    def __init__(self, config_id: int, evaluation_id: int, doing: str) -> None:
+        super().__init__(msg(f"evaluation_in_use_{doing}", config_id=config_id,
+                             evaluation_id=evaluation_id),
+                         config_id=config_id, evaluation_id=evaluation_id)
 
 
 class EvaluationNotRunning(Conflict):

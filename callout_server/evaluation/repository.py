@@ -45,6 +45,12 @@ async def get(s: AsyncSession, evaluation_id: int) -> Evaluation | None:
     return await s.get(Evaluation, evaluation_id)
 
 
+async def running_with(s: AsyncSession, config_id: int) -> Evaluation | None:
+    q = select(Evaluation).where(Evaluation.status == "running",
+                                 Evaluation.candidate_id == config_id)
+    return (await s.scalars(q)).first()
+
+
 async def recent(s: AsyncSession, limit: int) -> list[Evaluation]:
     q = select(Evaluation).order_by(Evaluation.id.desc()).limit(limit)
     return list((await s.scalars(q)).all())

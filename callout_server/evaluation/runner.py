@@ -114,6 +114,7 @@ class EvaluationRun:
         self.done = 0  # replayed or skipped, written or not
         self._skipped = 0
         self._stop: tuple[str, str | None] = ("cancelled", None)
+        self._stopped = False  # stop() has ended it
         self._finishing = False
         self._task: asyncio.Task[None] | None = None
         self._lag = LoopLag(busy_s=busy_lag_s)
@@ -127,11 +128,16 @@ class EvaluationRun:
         self._task = asyncio.create_task(self._run(), name=f"evaluation-{self.id}")
         return self._task
 
-    def stop(self, status: str = "cancelled", reason: str | None = None) -> None:
-        """End the run now: in-flight replays are cancelled (their connections closed)."""
-        if self._task is not None and not self._task.done() and not self._finishing:
+    def stop(self, status: str = "cancelled", reason: str | None = None) -> bool:
+        """End the run now: in-flight replays are cancelled (their connections closed).
+        True when this call ended it (not one before it, nor the run's own finish)."""
+        if self._task is not None and not self._task.done() and not self._finishing \
+                and not self._stopped:
+            self._stopped = True
             self._stop = (status, reason)
             self._task.cancel()
+            return True
+        return False
 
     async def wait(self, timeout_s: float) -> bool:
         """Wait for the run to have written its end; False if it did not within the time."""

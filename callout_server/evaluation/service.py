@@ -27,12 +27,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from callout_server.audit.trail import Actor, record
 from callout_server.config.errors import ConfigNotFound
+from callout_server.config.models import LLMConfigRow
 from callout_server.config.service import ConfigService
 from callout_server.db.base import utcnow
 from callout_server.db.engine import Database
 from callout_server.db.retention import purge_before
 from callout_server.evaluation import repository
 from callout_server.evaluation.errors import (
+    ConfigInEvaluation,
     EvaluationNotFound,
     EvaluationNotRunning,
     EvaluationRunning,
@@ -204,16 +206,25 @@ class EvaluationService:
             raise InvalidCandidate(code="candidate_is_active", candidate_id=candidate_id)
         return candidate
 
+    # -- for the configuration service (ConfigService.add_guard) ---------------------------
+    async def guard(self, session: AsyncSession, row: LLMConfigRow, doing: str) -> None:
+        """A running evaluation's candidate is neither deleted nor moved (409 `in_use`)."""
+        if doing in ("delete", "move"):
+            running = await repository.running_with(session, row.id)
+            if running is not None:
+                raise ConfigInEvaluation(row.id, running.id, doing)
+
     # -- cancel ----------------------------------------------------------------------------
 
     async def cancel(self, evaluation_id: int, actor: Actor | None = None,
                      timeout_s: float = 5.0) -> None:
         run = self._run
         if run is not None and run.id == evaluation_id:
-            if actor is not None:
+            # Audited by the request that ended it: not by each of several at once, nor
+            # when the run finished by itself in the meantime.
+            if run.stop("cancelled") and actor is not None:
                 async with self._session() as s:
                     record(s, actor, "evaluation.cancel", target=f"evaluation:{evaluation_id}")
-            run.stop("cancelled")
             await run.wait(timeout_s)  # its end is written when this returns (bounded)
             return
         async with self._session() as s:

@@ -221,6 +221,13 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "evaluation_running": ("评估 {evaluation_id} 正在本工作进程上运行；每个工作进程一次只跑一个评估（等它结束或取消后再开始）",
                            "evaluation {evaluation_id} is running on this worker; one runs at a "
                            "time per worker (wait for it, or cancel it, then start the next)"),
+    "evaluation_in_use_delete": ("模型配置 {config_id} 是正在运行的评估 {evaluation_id} 的候选；先取消评估再删除",
+                                 "model configuration {config_id} is the candidate of running "
+                                 "evaluation {evaluation_id}; cancel it before you delete it"),
+    "evaluation_in_use_move": ("模型配置 {config_id} 是正在运行的评估 {evaluation_id} 的候选；先取消评估再换层级",
+                               "model configuration {config_id} is the candidate of running "
+                               "evaluation {evaluation_id}; cancel it before you move it to "
+                               "another tier"),
     "evaluation_not_running": ("评估 {evaluation_id} 没有在运行（状态：{status}）",
                                "evaluation {evaluation_id} is not running (it is {status})"),
     "unknown_candidate": ("没有模型配置 {candidate_id}", "no model configuration {candidate_id}"),

@@ -16,6 +16,12 @@ CANARY_MESSAGES: dict[str, tuple[str, str]] = {
     "canary_in_use_move": ("模型配置 {config_id} 正在灰度发布 {canary_id} 中；先停止或推广它再换层级",
                            "model configuration {config_id} is in canary {canary_id}; stop or "
                            "promote the canary before you move it to another tier"),
+    "canary_in_use_activate": ("灰度发布 {canary_id} 正在运行；先停止它或用推广来切换生效配置（配置 {config_id}）",
+                               "canary {canary_id} is running; stop it, or promote it, to change "
+                               "which configuration serves (configuration {config_id})"),
+    "canary_in_use_deactivate": ("灰度发布 {canary_id} 正在运行；先停止或推广它再停用配置 {config_id}",
+                                 "canary {canary_id} is running; stop or promote it before you "
+                                 "deactivate configuration {config_id}"),
     "canary_candidate_unknown": ("模型配置 {config_id} 不存在", "no model configuration {config_id}"),
     "canary_candidate_active": ("模型配置 {config_id} 已是 {tier} 层的生效配置；灰度发布的候选须是另一个配置",
                                 "model configuration {config_id} already serves the {tier} "
