@@ -505,3 +505,20 @@ def test_a_token_count_no_vendor_can_mean_is_not_believed() -> None:
     assert usage == Usage(prompt_tokens=None, completion_tokens=None, reasoning_tokens=None)
     kept = parse_usage({"prompt_tokens": 0, "completion_tokens": 2**31 - 1, "reasoning_tokens": 7})
     assert kept == Usage(prompt_tokens=0, completion_tokens=2**31 - 1, reasoning_tokens=7)
+
+
+@pytest.mark.parametrize("reason", [{"why": 1}, ["a"], 7, "", None])
+def test_an_incomplete_reason_that_is_no_string_is_incomplete(reason: Any) -> None:
+    """A dict or a list reached the classification as the finish reason: a set lookup that
+    raised TypeError, and a script stream that died without its `end`."""
+    from callout_server.llm.classify import classify
+
+    events = stream(ResponsesAdapter(), [{"type": "response.incomplete", "response": {
+        "status": "incomplete", "incomplete_details": {"reason": reason}}}])
+    finish = events[-1]
+    assert isinstance(finish, Finish) and finish.reason == "incomplete"
+    body = {"status": "incomplete", "incomplete_details": {"reason": reason},
+            "output": [{"type": "message", "content": [{"type": "output_text", "text": "好"}]}]}
+    assert ResponsesAdapter().parse(body)[-1].reason == "incomplete"  # type: ignore[union-attr]
+    verdict = classify(text="好", reasoning_seen=False, finish_reason=finish.reason)
+    assert verdict is None or verdict.code in ("upstream_error", "truncated")

@@ -222,7 +222,9 @@ class ResponsesAdapter:
         elif status == "incomplete":
             details = response.get("incomplete_details")
             reason = details.get("reason") if isinstance(details, dict) else None
-            self.finish_reason = _INCOMPLETE_REASONS.get(str(reason), reason or "incomplete")
+            if not isinstance(reason, str) or not reason:  # an object, a list: no reason
+                reason = "incomplete"  # (as a set member it raised, and the stream died)
+            self.finish_reason = _INCOMPLETE_REASONS.get(reason, reason)
         self.finished = status is not None
         usage = parse_usage(response.get("usage"))
         if usage is not None:
