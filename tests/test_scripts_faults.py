@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 from urllib.parse import urlsplit
 
+import pytest
+
 from callout_server.i18n import text
 from tests.fixtures.database import SERVICE_HEADERS
 from tests.fixtures.emulator import EmulatorHandle
@@ -201,3 +203,33 @@ async def test_a_draft_the_database_cannot_store_still_ends_the_stream(
             assert [r["code"] for r in await script_records(c)] == ["ok"]
     finally:
         await proxy.stop()
+
+
+async def test_a_fault_of_ours_mid_stream_still_ends_the_stream(
+    pg_url: str, make_settings: MakeSettings, emulator: EmulatorHandle,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A bug in the script service (here: building the second text event raises) used to
+    end the response without its `end`; the call log read `cancelled`."""
+    from callout_server.tiers.script import service
+
+    made: list[str] = []
+
+    def flaky(kind: str, data: dict) -> service.StreamEvent:  # type: ignore[type-arg]
+        made.append(kind)
+        if kind == "text_delta" and made.count("text_delta") == 2:
+            raise RuntimeError("a bug, quoting 13812345678")
+        return StreamEvent(kind, data)
+
+    StreamEvent = service.StreamEvent
+    monkeypatch.setattr(service, "StreamEvent", flaky)
+    model = emulator.unique_model("deepseek-chat")
+    await emulator.script(model, {"chunks": chunks_of(SCRIPT, 4)})
+    async with script_app(make_settings, pg_url, emulator, model) as c:
+        events = await stream_events(c)
+        end = end_of(events)
+        assert end["reason"] == "error" and end["error"]["code"] == "internal_error"
+        assert "13812345678" not in str(end)
+        records = await script_records(c)
+        assert records[0]["code"] == "internal_error"  # newest first
+        assert await draft_count(c) == 0

@@ -20,7 +20,7 @@ from callout_server.canary.schemas import Agreement, Figures, SideFigures
 
 # Decisions whose endpoints failed (the rest of the non-ok codes are the model's answers).
 ERROR_CODES = frozenset({"timeout", "deadline_exceeded", "upstream_error", "connect_error",
-                         "response_too_large"})
+                         "response_too_large", "internal_error"})
 # A hang-up, a barge-in (a chat turn cut or superseded by the customer): nobody's failure.
 NOT_FALLBACK = frozenset({"ok", "cancelled", "superseded"})
 SIDES = ("active", "canary")

@@ -137,6 +137,8 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "this worker already holds {limit} bytes of session prompts and tools "
         "([chat] max_sessions_bytes); end finished calls with DELETE, or add workers"),
     "chat_internal_error": ("对话服务内部错误，本轮回复已结束", "internal error in the chat service"),
+    "script_internal_error": ("话术生成服务内部错误，本次生成已结束",
+                              "internal error in the script service; the generation ended"),
     "chat_slow_consumer": ("客户端读取太慢，本轮回复已结束（未读内容超过 [chat] max_unread_bytes）",
                            "the client read too slowly: this turn was ended (unread text "
                            "passed [chat] max_unread_bytes)"),

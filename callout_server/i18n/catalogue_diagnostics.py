@@ -97,6 +97,13 @@ DIAGNOSTIC_MESSAGES: dict[str, tuple[str, str]] = {
     "advice.cancelled": (
         "无需处理：客户插话或会话结束",
         "Nothing to do: the customer barged in or the session ended"),
+    "diagnostic.internal_error": (
+        "本服务内部错误，本次调用已结束",
+        "An internal error of this service ended the call"),
+    "advice.internal_error": (
+        "这是本服务的缺陷，不是模型的：把这条记录的编号和同一时刻的服务日志交给开发团队",
+        "A fault of this service, not the model's: give the developers this record's id and "
+        "the service log of the same moment"),
     "diagnostic.truncated/context": (
         "输入超出模型上下文窗口，输出被截断 (finish_reason={finish_reason})",
         "The input exceeded the model's context window and the output was cut "

@@ -32,6 +32,7 @@ Code = Literal[
     "connect_error",
     "response_too_large",
     "cancelled",
+    "internal_error",  # our own code broke (a bug): the stream still ended, the cause logged
 ]
 CODES: tuple[str, ...] = Code.__args__  # type: ignore[attr-defined]
 

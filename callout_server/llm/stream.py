@@ -16,6 +16,9 @@ Time limits, all measured on the loop clock from the moment the request is sent:
              keep-alives do not count);
   read       between data events once tokens flow. `: keep-alive` comments are bytes, so
              the transport's own read timeout never fires on them; this one does.
+  grace      once a finish reason came, the trailer (a usage chunk, `[DONE]`) gets
+             `FINISH_GRACE_S` (at most `read`) after the last data event; then the stream
+             ends as at EOF (usage as known), not as a timeout.
 
 `aclose()` (or leaving `async with`, or cancelling the consuming task) closes the HTTP
 response at once: the socket is dropped, so the server sees the disconnect and stops
@@ -60,6 +63,10 @@ if TYPE_CHECKING:
     from callout_server.llm.config import LLMConfig
     from callout_server.llm.request_body import BuiltRequest
     from callout_server.llm.targets import TargetPolicy
+
+# A whole answer (finish reason sent) is never made a read timeout by a vendor left open.
+FINISH_GRACE_S = 1.5
+
 
 class LLMStream:
     """Async iterator and async context manager over one streamed call's events."""
@@ -227,6 +234,8 @@ class LLMStream:
 
     def _deadline(self) -> tuple[float, str]:
         total = self._t0 + self._total_s
+        if self._adapter.finished:  # only the trailer is due: whichever limit, the answer stands
+            return min(total, self._last_data + min(FINISH_GRACE_S, self._read_s)), "grace"
         if self.ttft_ms is None:
             limit, which = self._t0 + self._ttft_s, "ttft"
         else:
@@ -278,14 +287,9 @@ class LLMStream:
                         body += chunk
                         if len(body) >= ERROR_BODY_LIMIT:
                             break
-                    raise status_error(
-                        response.status_code,
-                        body,
-                        self._locale,
-                        self._key,
-                        retry_after=response.headers.get("retry-after"),
-                        max_tokens=self.max_tokens,
-                    )
+                    raise status_error(response.status_code, body, self._locale, self._key,
+                                       retry_after=response.headers.get("retry-after"),
+                                       max_tokens=self.max_tokens)
         except TimeoutError as exc:
             raise self._timed_out(which) from exc
         except TRANSPORT_ERRORS as exc:
@@ -309,6 +313,9 @@ class LLMStream:
                 async with asyncio.timeout_at(deadline):
                     chunk = await anext(chunks, None)
             except TimeoutError as exc:
+                if which == "grace":  # a half-sent trailer line is dropped, not judged
+                    self._finish()
+                    return
                 raise self._timed_out(which) from exc
             except TRANSPORT_ERRORS as exc:
                 if self._closed:  # aclose() from another task broke the read: just stop

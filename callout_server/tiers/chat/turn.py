@@ -15,7 +15,7 @@ before `stop()` returns, so a session can never stay "in response".
 
 Exactly one `end`: `_finish()` is the only writer of `end` and runs once (`done` guards it);
 the producer's outer `finally` calls it if nothing else did, so an exception anywhere in our
-code still ends the stream (reason `error`, code `internal_error`).
+code still ends the stream (reason `error`, code `internal_error`, and so does its record).
 
 History rule: a completed generation stores the model's whole text; an interrupted or failed
 one stores only what was already sent (sentences in audio mode, deltas in text mode), marked
@@ -30,7 +30,9 @@ A turn's counters (the next sentence index, whether anything was said) are one
 
 Speech guard and filler (guard.py, filler.py): the guard is the batcher's clean step, so a
 hit is never spoken (`guard` events, reason `guarded` for `end_turn`) and a guarded segment
-is stored as spoken; a filler is one timer per run, disarmed by the first sentence.
+is stored as spoken. An `end_turn` ends the turn wherever the batcher gives the hit out: on
+a delta, in the tail flushed at the end, or before a tool call (the call is then not made).
+A filler is one timer per run, disarmed by the first sentence.
 
 A run knows nothing of the session that owns it: it writes to the session's history, and
 tells its owner of a tool call (`on_tool_call`) and of its end (`on_end`, once, whatever the
@@ -43,7 +45,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
 from typing import Any
 
 from callout_server.i18n import text
@@ -65,6 +66,7 @@ from callout_server.tiers.chat.guard import SpeechGuard
 from callout_server.tiers.chat.history import ChatHistory
 from callout_server.tiers.chat.outbox import SLOW_CONSUMER, Outbox
 from callout_server.tiers.chat.speech_notes import SpeechNotes
+from callout_server.tiers.chat.turn_parts import TurnProgress, internal_diagnostic, internal_error
 from callout_server.tiers.errors import TIMEOUT_CODES
 from callout_server.upstream import CallReport, PoolStream
 
@@ -73,16 +75,6 @@ log = logging.getLogger(__name__)
 OpenStream = Callable[[], PoolStream]
 # (tool call id, turn id, output mode) of a call the model made
 OnToolCall = Callable[[str, str, str], None]
-
-
-@dataclass(slots=True)
-class TurnProgress:
-    """One turn's output so far, across its runs: the next `sentence` index, and whether
-    anything was said (an apology is for a caller who heard nothing)."""
-
-    index: int = 0
-    spoke: bool = False
-    filler: bool = False  # a filler was spoken in this turn (once per turn)
 
 
 class TurnRun:
@@ -199,16 +191,13 @@ class TurnRun:
         except LLMCallError as exc:
             diagnostic = exc.diagnostic
             self._fail(exc.diagnostic)
-        except Exception:
+        except Exception as exc:
             log.exception("chat turn failed", extra={"call_id": self.call_id})
-            self._finish("error", interrupted=True,
-                         error={"code": "internal_error",
-                                "message": text("chat_internal_error", self._locale)})
+            diagnostic = internal_diagnostic(exc, self._locale)  # the call log must not say ok
+            self._finish("error", interrupted=True, error=internal_error(self._locale))
         finally:
             if not self.done:  # belt and braces: never leave a stream without its `end`
-                self._finish("error", interrupted=True,
-                             error={"code": "internal_error",
-                                    "message": text("chat_internal_error", self._locale)})
+                self._finish("error", interrupted=True, error=internal_error(self._locale))
             try:
                 if stream is not None:  # no stream, no model call (the route lookup failed)
                     self._record(stream.report(diagnostic), self.notes.value())
@@ -226,8 +215,7 @@ class TurnRun:
             else:
                 for chunk in self._batcher.push(event.text):
                     self._deliver(chunk)
-                if self._guard is not None and self._guard.ended:
-                    self._end_guarded()
+                self._stopped()
         elif isinstance(event, ToolCall):
             self._on_tool_call(event)
         elif isinstance(event, Finish):
@@ -235,9 +223,13 @@ class TurnRun:
         # ReasoningDelta: never spoken, never stored; Usage: the stream keeps it.
 
     def _on_tool_call(self, call: ToolCall) -> None:
-        # Say what was said so far first ("我帮您查一下"), store it, then the call.
+        # Say what was said so far first ("我帮您查一下"), store it, then the call; unless
+        # that text ended the turn (an `end_turn` hit): then there is no call at all.
         self._flush_batcher()
+        if self._stopped():
+            return
         self._commit_segment()
+        self.progress.spoke = True  # an apology must never follow a call (turn_parts.py)
         arguments: dict[str, Any] | str = call.arguments
         if not call.arguments and call.raw_arguments.strip():
             arguments = call.raw_arguments  # unparseable: let the model see what it sent
@@ -256,6 +248,8 @@ class TurnRun:
             self._fail(diagnostic)
             return diagnostic
         self._flush_batcher()
+        if self._stopped():  # the held tail hit an `end_turn` term (the call itself was whole)
+            return diagnostic
         self._commit_segment()
         self.history.trim_if_needed()
         self._finish("completed", interrupted=False)
@@ -281,10 +275,13 @@ class TurnRun:
             for chunk in self._batcher.flush():
                 self._deliver(chunk)
 
-    def _end_guarded(self) -> None:
-        """An `end_turn` hit: what was held before it is spoken, then the turn ends."""
-        self._flush_batcher()
-        self._finish("guarded", interrupted=True)
+    def _stopped(self) -> bool:
+        """After the batcher gave out text: an `end_turn` hit in it ends the turn now (what
+        was held before it is spoken); True when the turn is over (so is a slow reader's)."""
+        if self._guard is not None and self._guard.ended and not self.done:
+            self._flush_batcher()
+            self._finish("guarded", interrupted=True)
+        return self.done
 
     def _note_guard(self, action: str, lexicon: str | None) -> None:
         # Never the term itself: the dialer learns what was done, and where.

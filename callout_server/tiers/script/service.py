@@ -116,9 +116,17 @@ class ScriptService:
             end |= {"reason": "timeout" if d.code in TIMEOUT_CODES else "error",
                     "error": {"code": d.code, "message": d.message_in(locale)},
                     "diagnostic": d.to_dict(locale)}
+        except Exception as exc:
+            # A bug of ours (the model's failures are LLMCallError, above): the stream still
+            # ends with its `end`, the cause in the log, its type only in the record.
+            log.exception("script generation failed")
+            self._record(upstream.report(Diagnostic.make(
+                "internal_error", self._locale, detail=type(exc).__name__)), source)
+            end |= {"reason": "error", "error": {
+                "code": "internal_error", "message": text("script_internal_error", locale)}}
         except BaseException:
-            # Disconnect (cancellation) or a bug: log it, then let it propagate; a
-            # disconnected client cannot receive an `end` anyway.
+            # A disconnect (cancellation): recorded, then let through; a client gone cannot
+            # receive an `end` anyway.
             self._record(upstream.report(Diagnostic.make("cancelled", self._locale)), source)
             raise
         else:
