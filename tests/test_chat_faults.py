@@ -9,6 +9,7 @@ import pytest
 
 from callout_server.config.settings import ChatSettings
 from callout_server.tiers.chat import turn as turn_module
+from tests.fixtures.calllog import wait_until
 from tests.support.chat import (
     collect,
     make_service,
@@ -143,13 +144,16 @@ async def test_exception_in_our_code_still_ends_and_unlocks(emulator, monkeypatc
         new_session(h)
 
         def broken(text: str) -> str:
-            raise RuntimeError("bug")
+            raise RuntimeError("bug with 13800138000 in it")
 
         monkeypatch.setattr(turn_module, "speakable", broken)
         events = await collect(turn(h, "t1", "喂"))
         end = the_end(events)
         assert end["reason"] == "error" and end["error"]["code"] == "internal_error"
         assert not h.service.get("c1").in_response
+        await wait_until(lambda: bool(h.recorder.records), 5.0)  # on the producer's way out
+        record = h.recorder.records[0]  # recorded as what it was: it used to read `ok`
+        assert (record.code, record.detail) == ("internal_error", "RuntimeError")  # type only
         monkeypatch.undo()
         assert the_end(await collect(turn(h, "t2", "喂")))["reason"] == "completed"
     finally:
