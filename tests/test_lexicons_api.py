@@ -174,3 +174,29 @@ async def test_every_normalisation_through_the_live_lexicon(app_client: httpx.As
     for text in clean:
         r = await app_client.post(f"{URL}/try", headers=ADMIN_HEADERS, json={"text": text})
         assert r.json()["action"] is None and r.json()["spoken"] == text, (text, r.json())
+
+
+async def test_a_lexicon_deleted_under_a_live_call_still_guards_it(
+        app_client: httpx.AsyncClient) -> None:
+    """A session that named a lexicon used to lose it with the delete: its next turn spoke
+    the banned term. The worker keeps the deleted lexicon's last version for the sessions
+    that name it; a new session naming it is refused, as for any unknown name."""
+    await _put(app_client, "banned", {"terms": ["结尾"], "action": "replace",
+                                      "replacement": "【已屏蔽】"})
+    r = await app_client.post("/api/chat/sessions", headers=ADMIN_HEADERS, json={
+        "call_id": "lx-1", "guard": {"lexicons": ["banned"]}})
+    assert r.status_code == 201, r.text
+    r = await app_client.delete(f"{URL}/banned", headers=ADMIN_HEADERS)
+    assert r.status_code == 204, r.text
+    book = app_client.services.store.current.section(LEXICONS)  # type: ignore[attr-defined]
+    assert "banned" not in book and book.missing(["banned"]) == ["banned"]
+    (kept,) = book.resolve(["banned"])  # what the live session's guard checks with
+    assert kept.lexicon.check("开场白中间结尾") is not None and kept.replacement == "【已屏蔽】"
+    r = await app_client.post("/api/chat/sessions", headers=ADMIN_HEADERS, json={
+        "call_id": "lx-2", "guard": {"lexicons": ["banned"]}})
+    assert r.status_code == 422 and r.json()["error"]["fields"][0]["field"] == "guard.lexicons"
+    # Created again: the new version is the one checked, by old sessions and new.
+    await _put(app_client, "banned", {"terms": ["别的"], "action": "drop"})
+    book = app_client.services.store.current.section(LEXICONS)  # type: ignore[attr-defined]
+    (again,) = book.resolve(["banned"])
+    assert again.action == "drop" and again.lexicon.check("开场白中间结尾") is None

@@ -53,9 +53,12 @@ class Verdict:
 class LexiconBook:
     """Every lexicon by name, immutable; `screen` is safe from any task or thread."""
 
-    def __init__(self, lexicons: Iterable[CompiledLexicon] = ()) -> None:
+    def __init__(self, lexicons: Iterable[CompiledLexicon] = (),
+                 retired: Mapping[str, CompiledLexicon] | None = None) -> None:
         self._by_name: Mapping[str, CompiledLexicon] = MappingProxyType(
             {lx.name: lx for lx in lexicons})
+        # Deleted while this worker ran: still checked for the sessions that named them.
+        self._retired: Mapping[str, CompiledLexicon] = MappingProxyType(dict(retired or {}))
 
     def __len__(self) -> int:
         return len(self._by_name)
@@ -71,8 +74,12 @@ class LexiconBook:
         return tuple(self._by_name)
 
     def resolve(self, names: Iterable[str]) -> tuple[CompiledLexicon, ...]:
-        """The lexicons of `names` that exist, in that order (a deleted one is skipped)."""
-        return tuple(lx for n in names if (lx := self._by_name.get(n)) is not None)
+        """The lexicons of `names`, in that order. One deleted since a session named it is
+        still checked, as it last was (a live call never loses a guard it was given: an
+        operator's delete of a banned-terms list is for new sessions); one this worker never
+        had is skipped."""
+        return tuple(lx for n in names
+                     if (lx := self._by_name.get(n) or self._retired.get(n)) is not None)
 
     def missing(self, names: Iterable[str]) -> list[str]:
         return [n for n in names if n not in self._by_name]
@@ -90,6 +97,9 @@ def screen(lexicons: Sequence[CompiledLexicon], sentence: str) -> Verdict | None
 
 EMPTY = LexiconBook()
 _compiled: dict[str, CompiledLexicon] = {}  # the last load's, by name (this process)
+# Deleted since this process started, the most recent last; as many as can exist at once.
+_retired: dict[str, CompiledLexicon] = {}
+MAX_RETIRED = 100
 
 
 def compile_row(row: LexiconRow) -> CompiledLexicon:
@@ -113,9 +123,17 @@ async def load_lexicons(session: AsyncSession) -> LexiconBook:
             stale.append(row)
     built = await asyncio.to_thread(_compile, stale) if stale else []
     compiled = {lx.name: lx for lx in (*keep, *built)}
+    for name, lx in _compiled.items():
+        if name not in compiled:  # deleted: kept for the sessions that name it
+            _retired.pop(name, None)
+            _retired[name] = lx
+    for name in [n for n in _retired if n in compiled]:  # created again: the new one
+        del _retired[name]
+    while len(_retired) > MAX_RETIRED:
+        del _retired[next(iter(_retired))]
     _compiled.clear()
     _compiled.update(compiled)
-    return LexiconBook(compiled[row.name] for row in rows)
+    return LexiconBook((compiled[row.name] for row in rows), _retired)
 
 
 LEXICONS: Section[LexiconBook] = Section("lexicons", load_lexicons, initial=EMPTY)
