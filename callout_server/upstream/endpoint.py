@@ -159,6 +159,11 @@ class EndpointState:
         return latency * (self.in_flight + 1) / self.weight
 
     # -- one request's life --------------------------------------------------------------
+    @property
+    def begun(self) -> int:
+        """Requests begun here so far (each `begin()` numbers its token by it)."""
+        return self._tokens
+
     def begin(self, *, probe: bool, hedge: bool = False) -> int:
         """Count a request in flight; returns the token `end()` takes."""
         self.in_flight += 1

@@ -192,12 +192,14 @@ class Upstreams:
         go once idle, nothing begun and nothing in flight since the previous snapshot: what
         was observed of a configuration just replaced stays readable a while, and one still
         in use keeps what it learnt. Runs with a snapshot, never per call."""
-        for key in [k for k in self._pools if k not in listed]:
+        retired = [k for k in self._pools if k not in listed]
+        for key in retired:
             del self._pools[key]
+        if retired:
             self._routes.clear()  # never hands out a pool that no longer holds its cap
         marks: dict[tuple[str, str], int] = {}
         for state_key, state in list(self._states.items()):
-            begun = state._tokens  # one more per request begun: read, never written, here
+            begun = state.begun
             if state_key[0] not in self._pools:
                 if state.slots is not None:
                     state.slots.drop_cap(state_key[0])
